@@ -1,0 +1,61 @@
+package optlayer
+
+// Metric turns features into costs.
+type Metric int
+
+const (
+	// Euclidean is c(x, y) = ‖x − y‖₂ (the paper's choice).
+	Euclidean Metric = iota
+	// SqEuclidean is c(x, y) = ‖x − y‖₂² (the authors' prototype).
+	SqEuclidean
+)
+
+// Problem is one LFD instance. Give exactly one of Cost or Features.
+type Problem struct {
+	N        int       // number of points n
+	Cost     []float64 // n×n row-major costs c(i,j) ≥ 0, or nil
+	Features []float64 // n×Dim row-major features, or nil
+	Dim      int       // feature dimension when Features is set
+	Metric   Metric    // how Features become costs
+	Labels   []int     // length n, values 0…M−1, every class present
+	Theta    []float64 // radii in the cost's units: length 1 (all classes) or M
+}
+
+// Settings control the solver. The zero value gives the defaults.
+type Settings struct {
+	Epsilon float64 // entropic regularisation in objective units (default 1e-3)
+	Tol     float64 // target certified relative gap (default 1e-3)
+	MaxIter int     // cap on dual sweeps (default chosen by the solver)
+	Plans   bool    // return the transport plans
+	Warm    *Dual   // optional warm start from an earlier Result.Dual
+}
+
+// Status says how a solve ended.
+type Status int
+
+const (
+	Optimal        Status = iota // certified relative gap ≤ Tol
+	IterationLimit               // MaxIter reached first; bounds are still valid
+)
+
+// Dual holds the dual variables of the regularised problem.
+type Dual struct {
+	G      []float64 // length n: column potentials g(j) (class of j is Labels[j])
+	Lambda []float64 // length M: budget multipliers λ_m ≥ 0
+	Alpha  []float64 // M×n row-major: row multipliers α_m(i)
+}
+
+// Result is the answer to one Problem.
+type Result struct {
+	M, N       int
+	P          []float64   // M×n row-major; row m is P*_m on the n points (feasible)
+	PReg       []float64   // M×n: the regularised solution, the map VJP differentiates
+	Plans      [][]float64 // when Settings.Plans: Plans[m] is n×n row-major γ_m(i,j)
+	Objective  float64     // Σ_i max_m P_m(i) of the feasible P (an upper bound on v)
+	LowerBound float64     // certified lower bound on the LP value v
+	Gap        float64     // Objective − LowerBound ≥ 0
+	RelGap     float64     // Gap / LowerBound
+	Iterations int
+	Status     Status
+	Dual       Dual
+}
