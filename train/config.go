@@ -1,0 +1,415 @@
+package train
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is one experiment: the data, the episode protocol, the network, the
+// training of Algorithm 1 and the evaluation. It is read from YAML with
+// strict validation (see LoadConfig).
+type Config struct {
+	Dataset string `yaml:"dataset"`  // mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss, synthetic-swissroll
+	DataDir string `yaml:"data_dir"` // folder of the data set; "" = $DRKNN_DATA/<dataset> or ../shared/data/<dataset>
+	Ways    int    `yaml:"ways"`     // M, classes per episode
+	Shots   int    `yaml:"shots"`    // K, training samples per class
+	Queries int    `yaml:"queries"`  // query samples per episode (fewer if fewer remain)
+	Repeats int    `yaml:"repeats"`  // episodes
+	Seed    int64  `yaml:"seed"`
+	Workers int    `yaml:"workers"` // goroutines; 0 = number of CPUs. Never changes results.
+
+	Data  DataConfig  `yaml:"data"`
+	Model ModelConfig `yaml:"model"`
+	Train TrainConfig `yaml:"train"`
+	Eval  EvalConfig  `yaml:"eval"`
+}
+
+// DataConfig controls how images are read.
+type DataConfig struct {
+	Grey      bool   `yaml:"grey"`      // CIFAR-10 / miniImageNet: convert to grey
+	Size      int    `yaml:"size"`      // square resize for Omniglot, COVID-CT, miniImageNet (0 = reader default)
+	Omniglot  string `yaml:"omniglot"`  // "characters" (default) or "alphabets" as classes
+	Split     string `yaml:"split"`     // miniImageNet split: train, val or test
+	Synthetic int    `yaml:"synthetic"` // samples per class for synthetic data sets (0 = default)
+}
+
+// ModelConfig is the feature extractor.
+type ModelConfig struct {
+	Kind     string `yaml:"kind"`     // cnn (images) or mlp (feature rows)
+	Channels int    `yaml:"channels"` // conv channels
+	Hidden   int    `yaml:"hidden"`   // MLP hidden width
+	Dim      int    `yaml:"dim"`      // embedding width d
+	DType    string `yaml:"dtype"`    // float32 or float64
+}
+
+// TrainConfig is Algorithm 1.
+type TrainConfig struct {
+	Steps           int       `yaml:"steps"`            // Adam steps
+	LR              float64   `yaml:"lr"`               // Adam learning rate (paper: 1e-2)
+	Minisets        int       `yaml:"minisets"`         // mini-sets per step (paper's batch: 32)
+	MinisetSize     int       `yaml:"miniset_size"`     // n′, points per mini-set (0 = all M·K)
+	Metric          string    `yaml:"metric"`           // euclidean or sqeuclidean
+	Theta           []float64 `yaml:"theta"`            // one radius for all classes or one per class
+	ThetaRelative   bool      `yaml:"theta_relative"`   // ϑ in units of the mini-set's median cost (scale-free)
+	ThetaGrid       []float64 `yaml:"theta_grid"`       // candidates for cross-validation; empty = use Theta
+	CVFolds         int       `yaml:"cv_folds"`         // 0 = leave-one-out
+	Epsilon         float64   `yaml:"epsilon"`          // LFD entropic regularisation
+	Tol             float64   `yaml:"tol"`              // LFD certified relative gap
+	CheckpointEvery int       `yaml:"checkpoint_every"` // steps between checkpoints (0 = only at the end)
+}
+
+// EvalConfig is the evaluation.
+type EvalConfig struct {
+	K         int      `yaml:"k"`         // neighbours (paper: 5)
+	Tau       float64  `yaml:"tau"`       // truncation threshold for drknn_truncated (paper: 0.9)
+	Bandwidth float64  `yaml:"bandwidth"` // kernel smoothing h (0 = median heuristic)
+	Methods   []string `yaml:"methods"`   // result keys to compute; empty = all available
+}
+
+// Default returns the defaults every config file starts from.
+func Default() Config {
+	return Config{
+		Dataset: "synthetic-images", Ways: 2, Shots: 5, Queries: 1000, Repeats: 10, Seed: 1,
+		Data:  DataConfig{Omniglot: "characters", Split: "test"},
+		Model: ModelConfig{Kind: "cnn", Channels: 32, Hidden: 64, Dim: 400, DType: "float64"},
+		Train: TrainConfig{Steps: 100, LR: 1e-2, Minisets: 8, Metric: "euclidean",
+			Theta: []float64{0.1}, ThetaRelative: true, Epsilon: 1e-2, Tol: 1e-3},
+		Eval: EvalConfig{K: 5, Tau: 0.9},
+	}
+}
+
+// LoadConfig reads a YAML file over Default(), applies overrides of the form
+// "key=value" (nested keys with dots: "train.steps=200"; values in YAML
+// syntax, e.g. "train.theta=[0.1,0.2]"), and validates the result. Unknown
+// keys, wrong types and impossible values give one error naming the file and
+// the key.
+func LoadConfig(path string, overrides []string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return ParseConfig(path, data, overrides)
+}
+
+// ParseConfig is LoadConfig on bytes; name is used in error messages.
+func ParseConfig(name string, data []byte, overrides []string) (Config, error) {
+	cfg := Default()
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return cfg, fmt.Errorf("%s: %v", name, cleanYAMLErr(err))
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == 0 { // empty file
+		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	if root.Kind != yaml.MappingNode {
+		return cfg, fmt.Errorf("%s: the top level must be a mapping of keys to values", name)
+	}
+	for _, o := range overrides {
+		if err := applyOverride(root, o); err != nil {
+			return cfg, fmt.Errorf("%s: -set %q: %w", name, o, err)
+		}
+	}
+	lines := map[int]string{}
+	if err := checkKeys(root, reflect.TypeOf(cfg), "", lines); err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := root.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("%s: %s", name, explainTypeErr(err, lines))
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
+	return cfg, nil
+}
+
+func cleanYAMLErr(err error) string { return strings.TrimPrefix(err.Error(), "yaml: ") }
+
+// explainTypeErr rewrites yaml.v3's "line N: cannot unmarshal …" into a
+// message that names the key at that line.
+func explainTypeErr(err error, lines map[int]string) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		return cleanYAMLErr(err)
+	}
+	msg := te.Errors[0]
+	var line int
+	if _, e := fmt.Sscanf(msg, "line %d:", &line); e == nil {
+		if key, ok := lines[line]; ok {
+			rest := msg[strings.Index(msg, ":")+1:]
+			return fmt.Sprintf("key %s (line %d):%s", key, line, rest)
+		}
+	}
+	if line == 0 {
+		// An override has no line; name the first key without a line.
+		if key, ok := lines[0]; ok {
+			return fmt.Sprintf("key %s: %s", key, msg)
+		}
+	}
+	return msg
+}
+
+// checkKeys walks a mapping node against a struct type and reports the
+// first key that the struct does not have. It also records, for each line,
+// the dotted key whose value starts there (for type-error messages).
+func checkKeys(n *yaml.Node, t reflect.Type, prefix string, lines map[int]string) error {
+	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	fields := map[string]reflect.Type{}
+	var known []string
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		fields[tag] = t.Field(i).Type
+		known = append(known, tag)
+	}
+	sort.Strings(known)
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := prefix + k.Value
+		ft, ok := fields[k.Value]
+		if !ok {
+			where := ""
+			if k.Line > 0 {
+				where = fmt.Sprintf(" (line %d)", k.Line)
+			}
+			return fmt.Errorf("unknown key %q%s; known keys%s: %s", key, where, atPrefix(prefix), strings.Join(known, ", "))
+		}
+		if seen[k.Value] {
+			return fmt.Errorf("key %q given twice (line %d)", key, k.Line)
+		}
+		seen[k.Value] = true
+		lines[v.Line] = key // deeper keys, visited later, win
+		if ft.Kind() == reflect.Struct {
+			if v.Kind != yaml.MappingNode {
+				return fmt.Errorf("key %q (line %d) must be a mapping of keys to values", key, v.Line)
+			}
+			if err := checkKeys(v, ft, key+".", lines); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func atPrefix(prefix string) string {
+	if prefix == "" {
+		return ""
+	}
+	return " under " + strings.TrimSuffix(prefix, ".")
+}
+
+// applyOverride sets key=value in the mapping tree, creating nested
+// mappings as needed. The value is parsed as YAML (a scalar or flow
+// sequence); it carries line 0 so type errors name it as an override.
+func applyOverride(root *yaml.Node, kv string) error {
+	eq := strings.IndexByte(kv, '=')
+	if eq <= 0 {
+		return errors.New("want key=value")
+	}
+	path := strings.Split(strings.TrimSpace(kv[:eq]), ".")
+	var val yaml.Node
+	if err := yaml.Unmarshal([]byte(kv[eq+1:]), &val); err != nil {
+		return fmt.Errorf("value: %s", cleanYAMLErr(err))
+	}
+	var v *yaml.Node
+	if val.Kind == yaml.DocumentNode && len(val.Content) == 1 {
+		v = val.Content[0]
+	} else {
+		v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
+	}
+	zeroLines(v)
+	n := root
+	for i, key := range path {
+		if key == "" {
+			return fmt.Errorf("empty key segment in %q", kv[:eq])
+		}
+		var child *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == key {
+				child = n.Content[j+1]
+				if i == len(path)-1 {
+					n.Content[j+1] = v
+				}
+				break
+			}
+		}
+		if i == len(path)-1 {
+			if child == nil {
+				n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+			}
+			return nil
+		}
+		if child == nil {
+			child = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, child)
+		}
+		if child.Kind != yaml.MappingNode {
+			return fmt.Errorf("%q is not a mapping", strings.Join(path[:i+1], "."))
+		}
+		n = child
+	}
+	return nil
+}
+
+func zeroLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		zeroLines(c)
+	}
+}
+
+// Validate checks that the settings are possible. Errors name the key.
+func (c *Config) Validate() error {
+	bad := func(key string, v any, why string) error {
+		return fmt.Errorf("key %s = %v: %s", key, v, why)
+	}
+	switch c.Dataset {
+	case "mnist", "cifar10", "omniglot", "lung-cancer", "covid-ct", "miniimagenet",
+		"synthetic-images", "synthetic-gauss", "synthetic-swissroll":
+	default:
+		return bad("dataset", fmt.Sprintf("%q", c.Dataset), "unknown; want mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss or synthetic-swissroll")
+	}
+	if c.Ways < 2 {
+		return bad("ways", c.Ways, "need at least 2 classes")
+	}
+	if c.Shots < 1 {
+		return bad("shots", c.Shots, "need at least 1 training sample per class")
+	}
+	if c.Queries < 1 {
+		return bad("queries", c.Queries, "need at least 1 query")
+	}
+	if c.Repeats < 1 {
+		return bad("repeats", c.Repeats, "need at least 1 repeat")
+	}
+	if c.Workers < 0 {
+		return bad("workers", c.Workers, "must be ≥ 0 (0 = all CPUs)")
+	}
+	if c.Data.Size < 0 {
+		return bad("data.size", c.Data.Size, "must be ≥ 0")
+	}
+	if c.Data.Omniglot != "characters" && c.Data.Omniglot != "alphabets" {
+		return bad("data.omniglot", c.Data.Omniglot, "want characters or alphabets")
+	}
+	switch c.Data.Split {
+	case "train", "val", "test":
+	default:
+		return bad("data.split", c.Data.Split, "want train, val or test")
+	}
+	if c.Data.Synthetic < 0 {
+		return bad("data.synthetic", c.Data.Synthetic, "must be ≥ 0")
+	}
+	switch c.Model.Kind {
+	case "cnn", "mlp":
+	default:
+		return bad("model.kind", c.Model.Kind, "want cnn or mlp")
+	}
+	if c.Model.Channels < 1 {
+		return bad("model.channels", c.Model.Channels, "must be ≥ 1")
+	}
+	if c.Model.Hidden < 1 {
+		return bad("model.hidden", c.Model.Hidden, "must be ≥ 1")
+	}
+	if c.Model.Dim < 1 {
+		return bad("model.dim", c.Model.Dim, "must be ≥ 1")
+	}
+	if c.Model.DType != "float32" && c.Model.DType != "float64" {
+		return bad("model.dtype", c.Model.DType, "want float32 or float64")
+	}
+	t := &c.Train
+	if t.Steps < 0 {
+		return bad("train.steps", t.Steps, "must be ≥ 0")
+	}
+	if !(t.LR > 0) || math.IsInf(t.LR, 0) {
+		return bad("train.lr", t.LR, "must be a positive finite number")
+	}
+	if t.Minisets < 1 {
+		return bad("train.minisets", t.Minisets, "must be ≥ 1")
+	}
+	if t.MinisetSize != 0 && t.MinisetSize < c.Ways {
+		return bad("train.miniset_size", t.MinisetSize, fmt.Sprintf("must hold at least one point per class (ways = %d), or be 0 for all", c.Ways))
+	}
+	if t.MinisetSize > c.Ways*c.Shots {
+		return bad("train.miniset_size", t.MinisetSize, fmt.Sprintf("larger than the %d training samples (ways × shots)", c.Ways*c.Shots))
+	}
+	if t.Metric != "euclidean" && t.Metric != "sqeuclidean" {
+		return bad("train.metric", t.Metric, "want euclidean or sqeuclidean")
+	}
+	if len(t.Theta) != 1 && len(t.Theta) != c.Ways {
+		return bad("train.theta", t.Theta, fmt.Sprintf("give one radius or one per class (ways = %d)", c.Ways))
+	}
+	for _, v := range t.Theta {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return bad("train.theta", t.Theta, "radii must be finite and ≥ 0")
+		}
+	}
+	for _, v := range t.ThetaGrid {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return bad("train.theta_grid", t.ThetaGrid, "radii must be finite and ≥ 0")
+		}
+	}
+	if t.CVFolds < 0 || t.CVFolds == 1 {
+		return bad("train.cv_folds", t.CVFolds, "want 0 (leave-one-out) or ≥ 2")
+	}
+	if !(t.Epsilon > 0) || math.IsInf(t.Epsilon, 0) {
+		return bad("train.epsilon", t.Epsilon, "must be a positive finite number")
+	}
+	if !(t.Tol > 0) || t.Tol >= 1 {
+		return bad("train.tol", t.Tol, "must be in (0, 1)")
+	}
+	if t.CheckpointEvery < 0 {
+		return bad("train.checkpoint_every", t.CheckpointEvery, "must be ≥ 0")
+	}
+	e := &c.Eval
+	if e.K < 1 {
+		return bad("eval.k", e.K, "must be ≥ 1")
+	}
+	if e.K > c.Ways*c.Shots {
+		return bad("eval.k", e.K, fmt.Sprintf("more neighbours than the %d training samples", c.Ways*c.Shots))
+	}
+	if !(e.Tau >= 0 && e.Tau <= 1) {
+		return bad("eval.tau", e.Tau, "must be in [0, 1]")
+	}
+	if !(e.Bandwidth >= 0) || math.IsInf(e.Bandwidth, 0) {
+		return bad("eval.bandwidth", e.Bandwidth, "must be ≥ 0 (0 = median heuristic)")
+	}
+	for _, m := range e.Methods {
+		if !KnownMethod(m) {
+			return bad("eval.methods", m, "unknown method; known: "+strings.Join(Methods(), ", "))
+		}
+	}
+	return nil
+}
+
+// Methods returns the result keys, in table order.
+func Methods() []string {
+	return []string{"drknn", "drknn_truncated", "kernel_smoothing", "embedding_knn",
+		"pca_knn", "svd_knn", "nca_knn", "matching_net", "proto_net", "metaoptnet"}
+}
+
+// KnownMethod reports whether m is a method name.
+func KnownMethod(m string) bool {
+	for _, k := range Methods() {
+		if k == m {
+			return true
+		}
+	}
+	return false
+}

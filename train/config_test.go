@@ -1,0 +1,105 @@
+package train
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParseConfigOverrides(t *testing.T) {
+	src := "dataset: mnist\nways: 5\nshots: 10\ntrain:\n  steps: 50\n  theta: [0.2]\n"
+	cfg, err := ParseConfig("x.yaml", []byte(src), []string{"train.steps=200", "eval.k=3", "seed=7", "train.theta=[0.1,0.2,0.3,0.4,0.5]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Dataset != "mnist" || cfg.Ways != 5 || cfg.Shots != 10 || cfg.Train.Steps != 200 || cfg.Eval.K != 3 || cfg.Seed != 7 {
+		t.Fatalf("got %+v", cfg)
+	}
+	if len(cfg.Train.Theta) != 5 || cfg.Train.Theta[4] != 0.5 {
+		t.Fatalf("theta = %v", cfg.Train.Theta)
+	}
+	// Keys the file does not set keep their defaults.
+	if cfg.Model.Dim != 400 || cfg.Train.LR != 1e-2 {
+		t.Fatalf("defaults lost: %+v", cfg)
+	}
+}
+
+func TestParseConfigErrorsNameTheKey(t *testing.T) {
+	cases := []struct {
+		src, set, want string
+	}{
+		{"dataset: mnist\ntrain:\n  stpes: 3\n", "", `unknown key "train.stpes" (line 3)`},
+		{"datset: mnist\n", "", `unknown key "datset" (line 1)`},
+		{"dataset: mnist\nways: two\n", "", "key ways (line 2)"},
+		{"dataset: mnist\ntrain:\n  lr: fast\n", "", "key train.lr (line 3)"},
+		{"dataset: mnist\n", "train.steps=abc", "key train.steps"},
+		{"dataset: mnist\n", "train.nope=1", `unknown key "train.nope"`},
+		{"dataset: mnist\n", "ways", "want key=value"},
+		{"dataset: imagenet22k\n", "", "key dataset"},
+		{"dataset: mnist\nways: 1\n", "", "key ways = 1"},
+		{"dataset: mnist\ntrain:\n  lr: -1\n", "", "key train.lr"},
+		{"dataset: mnist\ntrain:\n  lr: .nan\n", "", "key train.lr"},
+		{"dataset: mnist\nways: 3\ntrain:\n  theta: [0.1, 0.2]\n", "", "key train.theta"},
+		{"dataset: mnist\neval:\n  k: 11\n", "", "key eval.k = 11"},
+		{"dataset: mnist\ntrain: 3\n", "", `key "train" (line 2) must be a mapping`},
+		{"dataset: mnist\nways: 2\nways: 3\n", "", "ways"},
+		{"- a\n- b\n", "", "top level must be a mapping"},
+		{"dataset: [unclosed\n", "", "x.yaml"},
+		{"dataset: mnist\neval:\n  methods: [drknn, magic]\n", "", "key eval.methods = magic"},
+	}
+	for _, c := range cases {
+		var sets []string
+		if c.set != "" {
+			sets = []string{c.set}
+		}
+		_, err := ParseConfig("x.yaml", []byte(c.src), sets)
+		if err == nil {
+			t.Errorf("%q %q: no error", c.src, c.set)
+			continue
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, c.want) || !strings.HasPrefix(msg, "x.yaml: ") || strings.Contains(msg, "\n") {
+			t.Errorf("%q %q: error %q, want one line starting with the file and containing %q", c.src, c.set, msg, c.want)
+		}
+	}
+}
+
+func TestShippedConfigsAreValid(t *testing.T) {
+	files, err := filepath.Glob("../configs/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 7 {
+		t.Fatalf("want one config per experiment (≥ 7), found %d", len(files))
+	}
+	for _, f := range files {
+		if _, err := LoadConfig(f, nil); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestLoadConfigMissingFile(t *testing.T) {
+	_, err := LoadConfig(filepath.Join(t.TempDir(), "nope.yaml"), nil)
+	if err == nil || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Fatalf("err = %v", err)
+	}
+	_ = os.ErrNotExist
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte("dataset: mnist\nways: 2\n"), "train.steps=3")
+	f.Add([]byte("train:\n  theta: [0.1]\n"), "eval.k=1")
+	f.Add([]byte("{"), "a.b.c=[")
+	f.Fuzz(func(t *testing.T, data []byte, set string) {
+		cfg, err := ParseConfig("f.yaml", data, []string{set})
+		if err == nil {
+			if verr := cfg.Validate(); verr != nil {
+				t.Fatalf("accepted an invalid config: %v", verr)
+			}
+		} else if strings.Contains(err.Error(), "\n") {
+			t.Fatalf("multi-line error: %q", err)
+		}
+	})
+}
