@@ -1,0 +1,255 @@
+package npy
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// maxDataBytes bounds the payload a header may announce (1 TiB); beyond it
+// the header is taken to be corrupt.
+const maxDataBytes = 1 << 40
+
+// ReadHeader reads and checks the magic, version and header dictionary,
+// leaving r at the first data byte.
+func ReadHeader(r io.Reader) (*Header, error) {
+	var pre [10]byte
+	if n, err := io.ReadFull(r, pre[:8]); err != nil {
+		if n >= 6 && string(pre[:6]) != magic || n < 6 && string(pre[:n]) != magic[:n] {
+			return nil, fmt.Errorf("%w: wrong magic bytes", ErrFormat)
+		}
+		return nil, fmt.Errorf("%w: truncated before the header (%d bytes)", ErrFormat, n)
+	}
+	if string(pre[:6]) != magic {
+		return nil, fmt.Errorf("%w: wrong magic bytes %q", ErrFormat, pre[:6])
+	}
+	h := &Header{Major: pre[6], Minor: pre[7]}
+	var hlen int
+	switch h.Major {
+	case 1:
+		if _, err := io.ReadFull(r, pre[8:10]); err != nil {
+			return nil, fmt.Errorf("%w: truncated header length", ErrFormat)
+		}
+		hlen = int(binary.LittleEndian.Uint16(pre[8:10]))
+	case 2, 3:
+		var b [4]byte
+		if _, err := io.ReadFull(r, b[:]); err != nil {
+			return nil, fmt.Errorf("%w: truncated header length", ErrFormat)
+		}
+		v := binary.LittleEndian.Uint32(b[:])
+		if v > maxHeaderLen {
+			return nil, fmt.Errorf("%w: header length %d exceeds %d bytes", ErrFormat, v, maxHeaderLen)
+		}
+		hlen = int(v)
+	default:
+		return nil, fmt.Errorf("%w: unsupported format version %d.%d", ErrFormat, h.Major, h.Minor)
+	}
+	hdr := make([]byte, hlen)
+	if n, err := io.ReadFull(r, hdr); err != nil {
+		return nil, fmt.Errorf("%w: truncated header (%d of %d bytes)", ErrFormat, n, hlen)
+	}
+	if hlen == 0 || hdr[hlen-1] != '\n' {
+		return nil, fmt.Errorf("%w: header does not end with a newline", ErrFormat)
+	}
+	descr, fortran, shape, err := parseDict(string(hdr[:hlen-1]))
+	if err != nil {
+		return nil, err
+	}
+	h.Descr, h.Fortran, h.Shape = descr, fortran, shape
+	if h.Kind, h.Size, h.BigEndian, err = parseDescr(descr); err != nil {
+		return nil, err
+	}
+	n := 1
+	for _, s := range shape {
+		if s != 0 && n > maxDataBytes/s {
+			return nil, fmt.Errorf("%w: shape %v is too large", ErrFormat, shape)
+		}
+		n *= s
+	}
+	if n > maxDataBytes/h.Size {
+		return nil, fmt.Errorf("%w: shape %v is too large", ErrFormat, shape)
+	}
+	return h, nil
+}
+
+// readPayload reads exactly the h.Len()·h.Size data bytes and checks that
+// nothing follows them. It grows its buffer as data arrives, so a header
+// announcing more data than the stream holds costs no large allocation.
+func readPayload(r io.Reader, h *Header) ([]byte, error) {
+	need := int64(h.Len()) * int64(h.Size)
+	b, err := io.ReadAll(io.LimitReader(r, need))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) != need {
+		return nil, fmt.Errorf("%w: truncated data: shape %v of %s needs %d bytes, found %d",
+			ErrFormat, h.Shape, h.Descr, need, len(b))
+	}
+	var one [1]byte
+	if n, _ := io.ReadFull(r, one[:]); n > 0 {
+		return nil, fmt.Errorf("%w: extra bytes after the %d data bytes of shape %v", ErrFormat, need, h.Shape)
+	}
+	return b, nil
+}
+
+func checkRank(h *Header) error {
+	if len(h.Shape) < 1 || len(h.Shape) > 2 {
+		return fmt.Errorf("%w: shape %v has rank %d, want 1 or 2", ErrRank, h.Shape, len(h.Shape))
+	}
+	return nil
+}
+
+// toC reorders a Fortran-order rank-2 array into C (row-major) order.
+func toC[T any](v []T, h *Header) []T {
+	if !h.Fortran || len(h.Shape) != 2 {
+		return v
+	}
+	rows, cols := h.Shape[0], h.Shape[1]
+	out := make([]T, len(v))
+	for j := 0; j < cols; j++ {
+		for i := 0; i < rows; i++ {
+			out[i*cols+j] = v[j*rows+i]
+		}
+	}
+	return out
+}
+
+// DecodeFloat64 reads a rank-1 or rank-2 float64 or float32 array from r,
+// returning its elements in C order and its shape. With rejectNonFinite a
+// NaN or ±Inf element is an error naming its index.
+func DecodeFloat64(r io.Reader, rejectNonFinite bool) ([]float64, []int, error) {
+	h, err := ReadHeader(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.Kind != Float {
+		return nil, nil, fmt.Errorf("%w %q: want float64 or float32", ErrDtype, h.Descr)
+	}
+	if err := checkRank(h); err != nil {
+		return nil, nil, err
+	}
+	b, err := readPayload(r, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if h.BigEndian {
+		order = binary.BigEndian
+	}
+	v := make([]float64, h.Len())
+	for i := range v {
+		if h.Size == 8 {
+			v[i] = math.Float64frombits(order.Uint64(b[8*i:]))
+		} else {
+			v[i] = float64(math.Float32frombits(order.Uint32(b[4*i:])))
+		}
+	}
+	v = toC(v, h)
+	if rejectNonFinite {
+		for i, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, nil, fmt.Errorf("%w: element %s is %v", ErrNonFinite, index(i, h.Shape), x)
+			}
+		}
+	}
+	return v, h.Shape, nil
+}
+
+// DecodeInt64 reads a rank-1 or rank-2 int64 or int32 array from r,
+// returning its elements in C order and its shape.
+func DecodeInt64(r io.Reader) ([]int64, []int, error) {
+	h, err := ReadHeader(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if h.Kind != Int {
+		return nil, nil, fmt.Errorf("%w %q: want int64 or int32", ErrDtype, h.Descr)
+	}
+	if err := checkRank(h); err != nil {
+		return nil, nil, err
+	}
+	b, err := readPayload(r, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if h.BigEndian {
+		order = binary.BigEndian
+	}
+	v := make([]int64, h.Len())
+	for i := range v {
+		if h.Size == 8 {
+			v[i] = int64(order.Uint64(b[8*i:]))
+		} else {
+			v[i] = int64(int32(order.Uint32(b[4*i:])))
+		}
+	}
+	return toC(v, h), h.Shape, nil
+}
+
+// index formats flat C-order index i as (row, col) for a matrix.
+func index(i int, shape []int) string {
+	if len(shape) == 2 && shape[1] > 0 {
+		return fmt.Sprintf("(%d, %d)", i/shape[1], i%shape[1])
+	}
+	return fmt.Sprintf("%d", i)
+}
+
+func openRead[T any](path string, decode func(io.Reader) (T, []int, error)) (T, []int, error) {
+	var zero T
+	f, err := os.Open(path)
+	if err != nil {
+		return zero, nil, fmt.Errorf("npy: %w", err)
+	}
+	defer f.Close()
+	v, shape, err := decode(bufio.NewReaderSize(f, 1<<16))
+	if err != nil {
+		return zero, nil, fmt.Errorf("npy: %s: %w", path, err)
+	}
+	return v, shape, nil
+}
+
+// ReadFloat64 reads a rank-1 or rank-2 float64 (or float32, widened) array
+// from the .npy file at path. The data come back in C order with the shape.
+func ReadFloat64(path string, rejectNonFinite bool) ([]float64, []int, error) {
+	return openRead(path, func(r io.Reader) ([]float64, []int, error) {
+		return DecodeFloat64(r, rejectNonFinite)
+	})
+}
+
+// ReadMatrix reads a rank-2 float64 (or float32) array from path and
+// returns it row-major with its dimensions. A rank-1 file is an error.
+func ReadMatrix(path string, rejectNonFinite bool) (data []float64, rows, cols int, err error) {
+	v, shape, err := ReadFloat64(path, rejectNonFinite)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if len(shape) != 2 {
+		return nil, 0, 0, fmt.Errorf("npy: %s: %w: shape %v, want a matrix (rank 2)", path, ErrRank, shape)
+	}
+	return v, shape[0], shape[1], nil
+}
+
+// ReadInt64 reads a rank-1 int64 (or int32, widened) vector from path,
+// such as a label vector.
+func ReadInt64(path string) ([]int64, error) {
+	v, shape, err := openRead(path, DecodeInt64)
+	if err != nil {
+		return nil, err
+	}
+	if len(shape) != 1 {
+		return nil, fmt.Errorf("npy: %s: %w: shape %v, want a vector (rank 1)", path, ErrRank, shape)
+	}
+	return v, nil
+}
+
+// IsFormatError reports whether err comes from malformed file content (as
+// opposed to an I/O failure).
+func IsFormatError(err error) bool {
+	return errors.Is(err, ErrFormat) || errors.Is(err, ErrDtype) ||
+		errors.Is(err, ErrRank) || errors.Is(err, ErrNonFinite)
+}

@@ -1,0 +1,140 @@
+package npy
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// header returns the bytes numpy.save writes before the data of an array
+// with the given dtype and shape: format 1.0, C order, the dictionary
+// padded with spaces and a newline to a multiple of 64 bytes.
+func header(descr string, shape []int) []byte {
+	var sh strings.Builder
+	sh.WriteByte('(')
+	for i, s := range shape {
+		if i > 0 {
+			sh.WriteString(", ")
+		}
+		sh.WriteString(strconv.Itoa(s))
+	}
+	if len(shape) == 1 {
+		sh.WriteByte(',')
+	}
+	sh.WriteByte(')')
+	dict := "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + sh.String() + ", }"
+	total := 10 + len(dict) + 1
+	pad := (64 - total%64) % 64
+	hlen := len(dict) + pad + 1
+	b := make([]byte, 0, 10+hlen)
+	b = append(b, magic...)
+	b = append(b, 1, 0)
+	b = binary.LittleEndian.AppendUint16(b, uint16(hlen))
+	b = append(b, dict...)
+	for i := 0; i < pad; i++ {
+		b = append(b, ' ')
+	}
+	return append(b, '\n')
+}
+
+func checkShape(n int, shape []int) error {
+	if len(shape) < 1 || len(shape) > 2 {
+		return fmt.Errorf("%w: shape %v has rank %d, want 1 or 2", ErrRank, shape, len(shape))
+	}
+	p := 1
+	for _, s := range shape {
+		if s < 0 {
+			return fmt.Errorf("npy: negative dimension in shape %v", shape)
+		}
+		p *= s
+	}
+	if p != n {
+		return fmt.Errorf("npy: shape %v holds %d elements, data has %d", shape, p, n)
+	}
+	return nil
+}
+
+// EncodeFloat64 writes data (C order) as a little-endian float64 array of
+// the given rank-1 or rank-2 shape, byte for byte as numpy.save would.
+func EncodeFloat64(w io.Writer, data []float64, shape ...int) error {
+	if err := checkShape(len(data), shape); err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(header("<f8", shape))
+	var b [8]byte
+	for _, x := range data {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+		bw.Write(b[:])
+	}
+	return bw.Flush()
+}
+
+// EncodeInt64 writes data (C order) as a little-endian int64 array of the
+// given rank-1 or rank-2 shape.
+func EncodeInt64(w io.Writer, data []int64, shape ...int) error {
+	if err := checkShape(len(data), shape); err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	bw.Write(header("<i8", shape))
+	var b [8]byte
+	for _, x := range data {
+		binary.LittleEndian.PutUint64(b[:], uint64(x))
+		bw.Write(b[:])
+	}
+	return bw.Flush()
+}
+
+// writeAtomic writes through encode to a temporary file beside path,
+// syncs it and renames it over path. On any failure the temporary file is
+// removed and path is untouched.
+func writeAtomic(path string, encode func(io.Writer) error) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	if err != nil {
+		return fmt.Errorf("npy: writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			err = fmt.Errorf("npy: writing %s: %w", path, err)
+		}
+	}()
+	if err = encode(f); err != nil {
+		return err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// WriteFloat64 writes data, in C order with the given rank-1 or rank-2
+// shape (for an M×n matrix: shape M, n), to path as a float64 .npy file.
+func WriteFloat64(path string, data []float64, shape ...int) error {
+	return writeAtomic(path, func(w io.Writer) error { return EncodeFloat64(w, data, shape...) })
+}
+
+// WriteInt64 writes the vector data to path as an int64 .npy file of shape
+// (len(data),).
+func WriteInt64(path string, data []int64) error {
+	return writeAtomic(path, func(w io.Writer) error { return EncodeInt64(w, data, len(data)) })
+}
