@@ -1,0 +1,116 @@
+package datasets
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Options are the reader settings Load passes on. Each field applies only
+// to the data sets named in its comment; the others ignore it.
+type Options struct {
+	// Grey: cifar10 returns one BT.601 luma channel, Shape [1, 32, 32].
+	Grey bool
+	// Size is the image side: synthetic-images (default 28), omniglot
+	// (0 = native 105; overrides Omniglot.Size when > 0), covid-ct and
+	// miniimagenet (their readers' defaults when 0).
+	Size int
+	// Split: miniimagenet "train", "val" or "test"; omniglot a
+	// comma-separated list of sets ("background,evaluation"), overriding
+	// Omniglot.Sets.
+	Split string
+	// Omniglot holds the remaining Omniglot settings.
+	Omniglot OmniglotOptions
+	// Synthetic data sets: classes, samples per class, noise standard
+	// deviation (0 → each generator's default) and seed.
+	Classes  int
+	PerClass int
+	Noise    float64
+	Seed     int64
+}
+
+// loaders maps each data set name to its reader and the sub-folder of the
+// shared data folder where its upstream files conventionally live ("" for
+// generated data).
+var loaders = map[string]struct {
+	subdir string
+	load   func(dir string, o Options) (*Dataset, error)
+}{
+	"mnist":       {"mnist", func(dir string, o Options) (*Dataset, error) { return ReadMNIST(dir) }},
+	"cifar10":     {"cifar-10", func(dir string, o Options) (*Dataset, error) { return ReadCIFAR10(dir, CIFAROptions{Grey: o.Grey}) }},
+	"lung-cancer": {"lung-cancer", func(dir string, o Options) (*Dataset, error) { return ReadLungCancer(dir) }},
+	"synthetic-gauss": {"", func(_ string, o Options) (*Dataset, error) {
+		return SyntheticGauss(SyntheticSettings{Classes: o.Classes, PerClass: o.PerClass, Noise: o.Noise, Seed: o.Seed})
+	}},
+	"synthetic-swissroll": {"", func(_ string, o Options) (*Dataset, error) {
+		return SwissRoll(SyntheticSettings{Classes: o.Classes, PerClass: o.PerClass, Noise: o.Noise, Seed: o.Seed})
+	}},
+	"synthetic-images": {"", func(_ string, o Options) (*Dataset, error) {
+		return SyntheticImages(SyntheticSettings{Classes: o.Classes, PerClass: o.PerClass, Noise: o.Noise, Size: o.Size, Seed: o.Seed})
+	}},
+	"omniglot": {"omniglot", func(dir string, o Options) (*Dataset, error) {
+		oo := o.Omniglot
+		if o.Size > 0 {
+			oo.Size = o.Size
+		}
+		if o.Split != "" {
+			oo.Sets = nil
+			for _, s := range strings.Split(o.Split, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					oo.Sets = append(oo.Sets, s)
+				}
+			}
+		}
+		return ReadOmniglot(dir, oo)
+	}},
+	"covid-ct": {"covid-ct", func(dir string, o Options) (*Dataset, error) {
+		return nil, fmt.Errorf("covid-ct: reader not available yet in this build")
+	}},
+	"miniimagenet": {"miniimagenet", func(dir string, o Options) (*Dataset, error) {
+		return nil, fmt.Errorf("miniimagenet: reader not available yet in this build")
+	}},
+}
+
+// Names returns the data set names Load accepts, sorted.
+func Names() []string {
+	out := make([]string, 0, len(loaders))
+	for n := range loaders {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Synthetic reports whether name is a generated data set (no files needed).
+func Synthetic(name string) bool {
+	l, ok := loaders[name]
+	return ok && l.subdir == ""
+}
+
+// Subdir returns the folder, relative to a data root laid out like the
+// project's shared data folder, that holds name's files ("mnist",
+// "cifar-10", "lung-cancer", "omniglot", "covid-ct", "miniimagenet"), and ""
+// for synthetic or unknown names.
+func Subdir(name string) string { return loaders[name].subdir }
+
+// Load reads the data set called name from the folder dir (ignored for the
+// synthetic-* data sets) with the reader settings in opts, and validates the
+// result. Names: mnist, cifar10, lung-cancer, omniglot, covid-ct,
+// miniimagenet, synthetic-gauss, synthetic-swissroll, synthetic-images.
+func Load(name, dir string, opts Options) (*Dataset, error) {
+	l, ok := loaders[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown data set %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if l.subdir != "" && dir == "" {
+		return nil, fmt.Errorf("%s: no data folder given", name)
+	}
+	d, err := l.load(dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}

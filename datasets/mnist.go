@@ -1,0 +1,289 @@
+package datasets
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// IDX magic numbers of the MNIST files: unsigned-byte data with 3
+// dimensions (images) and 1 dimension (labels).
+const (
+	idxMagicImages = 2051
+	idxMagicLabels = 2049
+	mnistSide      = 28
+)
+
+// maxIDXItems bounds the item count an IDX header may declare. It is far
+// above any real file (MNIST has 60,000) and keeps a corrupt header from
+// describing an absurd size.
+const maxIDXItems = 1 << 26
+
+// gzipMagic are the first two bytes of every gzip stream.
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// maybeGunzip returns a reader of the decompressed stream when r starts
+// with the gzip magic bytes, and r itself (buffered) otherwise. The file
+// name is never consulted, so a .gz file that is not compressed and an
+// uncompressed file named .gz both read correctly.
+func maybeGunzip(r io.Reader) (io.Reader, func() error, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	head, err := br.Peek(2)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, err
+	}
+	if bytes.Equal(head, gzipMagic) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, nil, fmt.Errorf("gzip header: %w", err)
+		}
+		zr.Multistream(false)
+		return zr, zr.Close, nil
+	}
+	return br, func() error { return nil }, nil
+}
+
+// IDX is a parsed IDX file of unsigned bytes.
+type IDX struct {
+	Dims []int  // size of each dimension; Dims[0] is the item count
+	Data []byte // prod(Dims) bytes, row-major
+}
+
+// ParseIDX reads an IDX file of unsigned bytes (type code 0x08), gzip
+// compressed or not (detected by the magic bytes), and checks that the
+// header's magic equals wantMagic (2051 for MNIST images, 2049 for labels),
+// that every dimension is positive, and that the stream holds exactly the
+// declared number of bytes: a short stream and trailing bytes are both
+// errors. Memory grows with the bytes actually read, not with the header's
+// claim.
+func ParseIDX(r io.Reader, wantMagic uint32) (*IDX, error) {
+	rd, closeFn, err := maybeGunzip(r)
+	if err != nil {
+		return nil, err
+	}
+	var hdr [4]byte
+	if _, err := io.ReadFull(rd, hdr[:]); err != nil {
+		return nil, fmt.Errorf("IDX header: %w", shortErr(err))
+	}
+	magic := binary.BigEndian.Uint32(hdr[:])
+	if magic != wantMagic {
+		return nil, fmt.Errorf("IDX magic %d, want %d", magic, wantMagic)
+	}
+	nd := int(hdr[3])
+	if nd < 1 || nd > 4 {
+		return nil, fmt.Errorf("IDX header declares %d dimensions", nd)
+	}
+	dimBytes := make([]byte, 4*nd)
+	if _, err := io.ReadFull(rd, dimBytes); err != nil {
+		return nil, fmt.Errorf("IDX dimensions: %w", shortErr(err))
+	}
+	dims := make([]int, nd)
+	total := 1
+	for i := range dims {
+		v := binary.BigEndian.Uint32(dimBytes[4*i:])
+		if v == 0 || v > maxIDXItems {
+			return nil, fmt.Errorf("IDX dimension %d is %d", i, v)
+		}
+		dims[i] = int(v)
+		total *= dims[i]
+		if total > maxIDXItems*mnistSide*mnistSide {
+			return nil, fmt.Errorf("IDX dimensions %v describe more than %d bytes", dims[:i+1], maxIDXItems*mnistSide*mnistSide)
+		}
+	}
+	// Read at most total+1 bytes: ReadAll grows its buffer with the data
+	// that is really there, and the extra byte detects trailing data.
+	data, err := io.ReadAll(io.LimitReader(rd, int64(total)+1))
+	if err != nil {
+		return nil, fmt.Errorf("IDX data: %w", shortErr(err))
+	}
+	if len(data) < total {
+		return nil, fmt.Errorf("IDX data truncated: %d of %d bytes (dimensions %v)", len(data), total, dims)
+	}
+	if len(data) > total {
+		return nil, fmt.Errorf("IDX data has trailing bytes after the %d declared by dimensions %v", total, dims)
+	}
+	if err := closeFn(); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	return &IDX{Dims: dims, Data: data}, nil
+}
+
+func shortErr(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return errors.New("file truncated")
+	}
+	return err
+}
+
+// ParseMNIST parses an MNIST image IDX stream and its label IDX stream
+// (each gzip compressed or not). It checks the magics (2051, 2049), that the
+// images are 28×28, that both files hold the same number of items and that
+// every label is 0…9. Errors name which stream failed via imgName/labName.
+// The result has Shape [1, 28, 28], pixels p/255, Classes "0"…"9".
+func ParseMNIST(img io.Reader, imgName string, lab io.Reader, labName string) (*Dataset, error) {
+	im, err := ParseIDX(img, idxMagicImages)
+	if err != nil {
+		return nil, fmt.Errorf("mnist: %s: %w", imgName, err)
+	}
+	if len(im.Dims) != 3 || im.Dims[1] != mnistSide || im.Dims[2] != mnistSide {
+		return nil, fmt.Errorf("mnist: %s: image dimensions %v, want [N 28 28]", imgName, im.Dims)
+	}
+	lb, err := ParseIDX(lab, idxMagicLabels)
+	if err != nil {
+		return nil, fmt.Errorf("mnist: %s: %w", labName, err)
+	}
+	if len(lb.Dims) != 1 {
+		return nil, fmt.Errorf("mnist: %s: label dimensions %v, want [N]", labName, lb.Dims)
+	}
+	n := im.Dims[0]
+	if lb.Dims[0] != n {
+		return nil, fmt.Errorf("mnist: %s holds %d labels but %s holds %d images", labName, lb.Dims[0], imgName, n)
+	}
+	labels := make([]int, n)
+	for i, v := range lb.Data {
+		if v > 9 {
+			return nil, fmt.Errorf("mnist: %s: label %d of item %d is outside 0…9", labName, v, i)
+		}
+		labels[i] = int(v)
+	}
+	d := &Dataset{
+		Name:    "mnist",
+		Shape:   []int{1, mnistSide, mnistSide},
+		X:       bytesToUnit(im.Data),
+		Labels:  labels,
+		Classes: digitClasses(),
+	}
+	return d, nil
+}
+
+// byteScale maps a byte b to b/255 exactly as float32(b)/255 does.
+var byteScale = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(i) / 255
+	}
+	return t
+}()
+
+func bytesToUnit(b []byte) []float32 {
+	x := make([]float32, len(b))
+	for i, v := range b {
+		x[i] = byteScale[v]
+	}
+	return x
+}
+
+func digitClasses() []string {
+	c := make([]string, 10)
+	for i := range c {
+		c[i] = strconv.Itoa(i)
+	}
+	return c
+}
+
+// ReadMNIST reads the MNIST splits present in dir: train
+// (train-images-idx3-ubyte, train-labels-idx1-ubyte) and/or t10k
+// (t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte), each with or without a
+// .gz suffix; compression is detected from the content. The natural order is
+// the train split (if present) followed by t10k (if present), each in file
+// order. Files holds "<image file>:<item>" for every sample. A split whose
+// image file exists without its label file (or the reverse) is an error, as
+// is a folder with neither split.
+func ReadMNIST(dir string) (*Dataset, error) {
+	var parts []*Dataset
+	for _, split := range []string{"train", "t10k"} {
+		imgPath, imgOK := findMaybeGz(dir, split+"-images-idx3-ubyte")
+		labPath, labOK := findMaybeGz(dir, split+"-labels-idx1-ubyte")
+		if !imgOK && !labOK {
+			continue
+		}
+		if !imgOK {
+			return nil, fmt.Errorf("mnist: %s has %s but no %s-images-idx3-ubyte[.gz]", dir, filepath.Base(labPath), split)
+		}
+		if !labOK {
+			return nil, fmt.Errorf("mnist: %s has %s but no %s-labels-idx1-ubyte[.gz]", dir, filepath.Base(imgPath), split)
+		}
+		d, err := readMNISTPair(imgPath, labPath)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, d)
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("mnist: no train-* or t10k-* IDX files in %s", dir)
+	}
+	return concat("mnist", parts), nil
+}
+
+func readMNISTPair(imgPath, labPath string) (*Dataset, error) {
+	fi, err := os.Open(imgPath)
+	if err != nil {
+		return nil, fmt.Errorf("mnist: %w", err)
+	}
+	defer fi.Close()
+	fl, err := os.Open(labPath)
+	if err != nil {
+		return nil, fmt.Errorf("mnist: %w", err)
+	}
+	defer fl.Close()
+	d, err := ParseMNIST(fi, imgPath, fl, labPath)
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Base(imgPath)
+	d.Files = make([]string, d.Len())
+	for i := range d.Files {
+		d.Files[i] = base + ":" + strconv.Itoa(i)
+	}
+	return d, nil
+}
+
+// findMaybeGz returns dir/name or dir/name.gz, whichever is a regular file
+// (the uncompressed name first).
+func findMaybeGz(dir, name string) (string, bool) {
+	for _, n := range []string{name, name + ".gz"} {
+		p := filepath.Join(dir, n)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, true
+		}
+	}
+	return filepath.Join(dir, name), false
+}
+
+// concat joins data sets with identical shapes and classes; parts[0]'s
+// metadata is kept. It is used for multi-file readers.
+func concat(name string, parts []*Dataset) *Dataset {
+	if len(parts) == 1 {
+		parts[0].Name = name
+		return parts[0]
+	}
+	out := &Dataset{Name: name, Shape: parts[0].Shape, Classes: parts[0].Classes}
+	nx, nl := 0, 0
+	for _, p := range parts {
+		nx += len(p.X)
+		nl += len(p.Labels)
+	}
+	out.X = make([]float32, 0, nx)
+	out.Labels = make([]int, 0, nl)
+	withFiles := true
+	for _, p := range parts {
+		withFiles = withFiles && p.Files != nil
+	}
+	if withFiles {
+		out.Files = make([]string, 0, nl)
+	}
+	for _, p := range parts {
+		out.X = append(out.X, p.X...)
+		out.Labels = append(out.Labels, p.Labels...)
+		if withFiles {
+			out.Files = append(out.Files, p.Files...)
+		}
+	}
+	return out
+}
