@@ -2,6 +2,8 @@ module github.com/drknn/drknn
 
 go 1.26.8
 
+require gonum.org/v1/netlib v0.0.0-20220323200511-14de99971b2d
+
 require (
 	git.sr.ht/~sbinet/gg v0.5.0 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
@@ -33,7 +35,6 @@ require (
 	golang.org/x/text v0.16.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	gonum.org/v1/gonum v0.15.1 // indirect
-	gonum.org/v1/netlib v0.0.0-20210302091547-ede94419cf37
 	gonum.org/v1/plot v0.14.0 // indirect
 	google.golang.org/protobuf v1.28.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
