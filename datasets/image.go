@@ -1,0 +1,417 @@
+package datasets
+
+// Shared image machinery for the folder-of-images readers (Omniglot,
+// COVID-CT, miniImageNet): content-sniffed decoding, conversion to float32
+// planes in [0, 1], area-averaging resize and a deterministic parallel loop.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"io"
+	_ "image/jpeg" // registered for image.Decode: COVID-CT and miniImageNet hold JPEG data
+	_ "image/png"  // registered for image.Decode: Omniglot and COVID-CT hold PNG data
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// MaxImagePixels bounds width×height of any image the readers decode. The
+// header is checked before the pixels are allocated, so a corrupt or hostile
+// file that declares a huge size is rejected instead of exhausting memory.
+// The largest real image (COVID-CT) is 1671 pixels on a side.
+const MaxImagePixels = 1 << 25
+
+// errNotImage marks data that no registered decoder recognises.
+var errNotImage = errors.New("not a PNG or JPEG image")
+
+// decodeImage decodes PNG or JPEG data by content (never by file name), after
+// checking the declared size against maxPixels.
+func decodeImage(data []byte, maxPixels int) (image.Image, error) {
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		if errors.Is(err, image.ErrFormat) {
+			return nil, errNotImage
+		}
+		return nil, fmt.Errorf("bad image header: %w", err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, fmt.Errorf("%s image has empty size %d×%d", format, cfg.Width, cfg.Height)
+	}
+	if cfg.Width > maxPixels/cfg.Height {
+		return nil, fmt.Errorf("%s image of %d×%d pixels exceeds the limit of %d pixels", format, cfg.Width, cfg.Height, maxPixels)
+	}
+	img, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("corrupt %s image: %w", format, err)
+	}
+	b := img.Bounds()
+	if b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+		return nil, fmt.Errorf("%s image decoded to %d×%d, header says %d×%d", format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
+	}
+	return img, nil
+}
+
+// Luma weights (ITU-R BT.601, the weights of JPEG's Y and of PIL's "L").
+const (
+	lumaR = 0.299
+	lumaG = 0.587
+	lumaB = 0.114
+)
+
+// greyPlane returns the luma of img as an h×w plane in [0, 1]. Colour images
+// are reduced with the BT.601 weights; for JPEG (YCbCr) data the stored Y
+// channel is used as is. Alpha is ignored on opaque pixels and composites
+// over black otherwise (Go's premultiplied colours).
+func greyPlane(img image.Image) (plane []float32, h, w int) {
+	b := img.Bounds()
+	w, h = b.Dx(), b.Dy()
+	plane = make([]float32, w*h)
+	switch m := img.(type) {
+	case *image.Gray:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+w]
+			for x, v := range row {
+				plane[y*w+x] = float32(v) / 255
+			}
+		}
+	case *image.YCbCr:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				plane[y*w+x] = float32(m.Y[m.YOffset(b.Min.X+x, b.Min.Y+y)]) / 255
+			}
+		}
+	case *image.RGBA:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+			for x := 0; x < w; x++ {
+				p := row[4*x : 4*x+3]
+				plane[y*w+x] = float32((lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])) / 255)
+			}
+		}
+	case *image.NRGBA:
+		for y := 0; y < h; y++ {
+			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+			for x := 0; x < w; x++ {
+				p := row[4*x : 4*x+4]
+				v := (lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])) / 255
+				if p[3] != 255 {
+					v *= float64(p[3]) / 255 // composite over black, like the premultiplied path
+				}
+				plane[y*w+x] = float32(v)
+			}
+		}
+	default:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+				plane[y*w+x] = float32((lumaR*float64(r) + lumaG*float64(g) + lumaB*float64(bl)) / 0xffff)
+			}
+		}
+	}
+	return plane, h, w
+}
+
+// rgbPlanes returns img as three h×w planes R, G, B (channel-major) in [0, 1].
+func rgbPlanes(img image.Image) (planes []float32, h, w int) {
+	b := img.Bounds()
+	w, h = b.Dx(), b.Dy()
+	n := w * h
+	planes = make([]float32, 3*n)
+	switch m := img.(type) {
+	case *image.Gray:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				v := float32(m.Pix[y*m.Stride+x]) / 255
+				planes[y*w+x], planes[n+y*w+x], planes[2*n+y*w+x] = v, v, v
+			}
+		}
+	case *image.RGBA:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				p := m.Pix[y*m.Stride+4*x:]
+				planes[y*w+x] = float32(p[0]) / 255
+				planes[n+y*w+x] = float32(p[1]) / 255
+				planes[2*n+y*w+x] = float32(p[2]) / 255
+			}
+		}
+	default:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				c := color.RGBA64Model.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.RGBA64)
+				planes[y*w+x] = float32(c.R) / 0xffff
+				planes[n+y*w+x] = float32(c.G) / 0xffff
+				planes[2*n+y*w+x] = float32(c.B) / 0xffff
+			}
+		}
+	}
+	return planes, h, w
+}
+
+// areaWeights describes, for one axis, which source pixels cover each output
+// pixel and with what weight.
+type areaWeights struct {
+	start []int       // first source index for output j
+	w     [][]float64 // weights of source start[j], start[j]+1, …; they sum to 1
+}
+
+// newAreaWeights computes exact area-averaging weights from n source pixels
+// to m output pixels: output j covers the source interval
+// [j·n/m, (j+1)·n/m), and source pixel i contributes the length of its
+// overlap with that interval, divided by n/m. Works for both shrinking and
+// enlarging; for m == n it is the identity.
+func newAreaWeights(n, m int) areaWeights {
+	aw := areaWeights{start: make([]int, m), w: make([][]float64, m)}
+	scale := float64(n) / float64(m)
+	for j := 0; j < m; j++ {
+		// Integer arithmetic for the ends avoids rounding drift: the
+		// interval is [j·n, (j+1)·n) in units of 1/m source pixels.
+		lo, hi := j*n, (j+1)*n
+		i0, i1 := lo/m, (hi+m-1)/m // source pixels i0 … i1-1 overlap
+		aw.start[j] = i0
+		ws := make([]float64, i1-i0)
+		for i := i0; i < i1; i++ {
+			a, b := max(lo, i*m), min(hi, (i+1)*m)
+			ws[i-i0] = float64(b-a) / float64(m) / scale
+		}
+		aw.w[j] = ws
+	}
+	return aw
+}
+
+// resizeArea resizes c planes of h×w (channel-major) to oh×ow by area
+// averaging, writing into dst (length c·oh·ow). Accumulates in float64.
+func resizeArea(dst, src []float32, c, h, w, oh, ow int) {
+	if h == oh && w == ow {
+		copy(dst, src[:c*h*w])
+		return
+	}
+	wx, wy := newAreaWeights(w, ow), newAreaWeights(h, oh)
+	tmp := make([]float64, h*ow) // horizontally resized plane
+	for ch := 0; ch < c; ch++ {
+		s := src[ch*h*w : (ch+1)*h*w]
+		for y := 0; y < h; y++ {
+			row := s[y*w : (y+1)*w]
+			for j := 0; j < ow; j++ {
+				acc := 0.0
+				for k, wt := range wx.w[j] {
+					acc += wt * float64(row[wx.start[j]+k])
+				}
+				tmp[y*ow+j] = acc
+			}
+		}
+		d := dst[ch*oh*ow : (ch+1)*oh*ow]
+		for i := 0; i < oh; i++ {
+			for j := 0; j < ow; j++ {
+				acc := 0.0
+				for k, wt := range wy.w[i] {
+					acc += wt * tmp[(wy.start[i]+k)*ow+j]
+				}
+				d[i*ow+j] = float32(acc)
+			}
+		}
+	}
+}
+
+// parallelFor runs fn(i) for i = 0…n-1 on up to GOMAXPROCS goroutines. Each
+// call must write only to its own slot of the output, so the result does not
+// depend on scheduling. On failure it returns the error of the lowest index
+// that failed (deterministic), after the workers have stopped; remaining work
+// is skipped once any error is seen.
+func parallelFor(n int, fn func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			if err := fn(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		next   atomic.Int64
+		failed atomic.Bool
+		mu     sync.Mutex
+		errIdx = n
+		first  error
+		wg     sync.WaitGroup
+	)
+	for k := 0; k < workers; k++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if i < errIdx {
+						errIdx, first = i, err
+					}
+					mu.Unlock()
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// toGrey decodes data and returns its luma resized to size×size (or at
+// native size when size == 0, in which case h and w are the image's).
+func toGrey(data []byte, size int) (out []float32, h, w int, err error) {
+	img, err := decodeImage(data, MaxImagePixels)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	plane, h, w := greyPlane(img)
+	if size == 0 {
+		return plane, h, w, nil
+	}
+	out = make([]float32, size*size)
+	resizeArea(out, plane, 1, h, w, size, size)
+	return out, size, size, nil
+}
+
+// toRGB decodes data and returns its R, G, B planes resized to size×size.
+func toRGB(data []byte, size int) ([]float32, error) {
+	img, err := decodeImage(data, MaxImagePixels)
+	if err != nil {
+		return nil, err
+	}
+	planes, h, w := rgbPlanes(img)
+	out := make([]float32, 3*size*size)
+	resizeArea(out, planes, 3, h, w, size, size)
+	return out, nil
+}
+
+// MaxImageFileBytes bounds the size of one image file (or zip entry) the
+// readers load into memory.
+const MaxImageFileBytes = 64 << 20
+
+// imageItem is one image to decode: where it comes from (for Files and error
+// messages), its label, and how to get its bytes.
+type imageItem struct {
+	name  string
+	label int
+	read  func() ([]byte, error)
+}
+
+// readAllLimited reads r to the end, refusing more than MaxImageFileBytes.
+func readAllLimited(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxImageFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxImageFileBytes {
+		return nil, fmt.Errorf("file larger than %d bytes", MaxImageFileBytes)
+	}
+	return data, nil
+}
+
+// fileItem returns an imageItem that reads the file at path.
+func fileItem(path, name string, label int) imageItem {
+	return imageItem{name: name, label: label, read: func() ([]byte, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		return readAllLimited(f)
+	}}
+}
+
+// skipName reports whether a directory entry is bookkeeping that the readers
+// ignore: hidden files (".DS_Store", "._x.png") and macOS "__MACOSX" folders.
+func skipName(name string) bool {
+	return strings.HasPrefix(name, ".") || name == "__MACOSX"
+}
+
+// listDir returns the names of the entries of dir, sorted, without the
+// entries skipName ignores. wantDirs selects folders (true) or files
+// (false); an entry of the other kind is an error, so is an empty result.
+func listDir(dir string, wantDirs bool) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if skipName(e.Name()) {
+			continue
+		}
+		isDir := e.IsDir()
+		if e.Type()&os.ModeSymlink != 0 {
+			fi, err := os.Stat(filepath.Join(dir, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			isDir = fi.IsDir()
+		}
+		switch {
+		case wantDirs && !isDir:
+			return nil, fmt.Errorf("%s: unexpected file (expected only folders here)", filepath.Join(dir, e.Name()))
+		case !wantDirs && isDir:
+			return nil, fmt.Errorf("%s: unexpected folder (expected only image files here)", filepath.Join(dir, e.Name()))
+		}
+		names = append(names, e.Name())
+	}
+	if len(names) == 0 {
+		kind := "image files"
+		if wantDirs {
+			kind = "folders"
+		}
+		return nil, fmt.Errorf("%s: empty folder (no %s)", dir, kind)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// decodeItems decodes every item in parallel with convert and assembles a
+// Dataset in item order. convert turns file bytes into one sample of
+// prod(shape) values, or fails; a failure is reported as "ROOT/NAME: reason"
+// for the first failing item in order, and no partial Dataset is returned.
+// Files holds the item names (relative to root).
+func decodeItems(name, root string, shape []int, classes []string, items []imageItem,
+	convert func(data []byte) ([]float32, error)) (*Dataset, error) {
+	d := &Dataset{Name: name, Shape: shape, Classes: classes,
+		Labels: make([]int, len(items)), Files: make([]string, len(items))}
+	s := d.SampleSize()
+	d.X = make([]float32, len(items)*s)
+	err := parallelFor(len(items), func(i int) error {
+		it := items[i]
+		data, err := it.read()
+		if err == nil {
+			var v []float32
+			v, err = convert(data)
+			if err == nil && len(v) != s {
+				err = fmt.Errorf("%d values, want %d", len(v), s)
+			}
+			if err == nil {
+				copy(d.X[i*s:], v)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(root, it.name), err)
+		}
+		d.Labels[i] = it.label
+		d.Files[i] = it.name
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
