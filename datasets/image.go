@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	"io"
 	_ "image/jpeg" // registered for image.Decode: COVID-CT and miniImageNet hold JPEG data
 	_ "image/png"  // registered for image.Decode: Omniglot and COVID-CT hold PNG data
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
