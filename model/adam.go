@@ -1,0 +1,186 @@
+package model
+
+import (
+	"fmt"
+	"math"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// AdamSettings are the hyper-parameters of Adam (Kingma & Ba). Zero fields
+// take the defaults LR 1e-3, Beta1 0.9, Beta2 0.999, Eps 1e-8.
+type AdamSettings struct {
+	LR, Beta1, Beta2, Eps float64
+}
+
+func (s AdamSettings) withDefaults() AdamSettings {
+	if s.LR == 0 {
+		s.LR = 1e-3
+	}
+	if s.Beta1 == 0 {
+		s.Beta1 = 0.9
+	}
+	if s.Beta2 == 0 {
+		s.Beta2 = 0.999
+	}
+	if s.Eps == 0 {
+		s.Eps = 1e-8
+	}
+	return s
+}
+
+func (s AdamSettings) validate() error {
+	bad := func(name string, v float64) error {
+		return fmt.Errorf("model: Adam %s = %v out of range", name, v)
+	}
+	switch {
+	case !(s.LR > 0) || math.IsInf(s.LR, 0):
+		return bad("lr", s.LR)
+	case !(s.Beta1 >= 0 && s.Beta1 < 1):
+		return bad("beta1", s.Beta1)
+	case !(s.Beta2 >= 0 && s.Beta2 < 1):
+		return bad("beta2", s.Beta2)
+	case !(s.Eps > 0) || math.IsInf(s.Eps, 0):
+		return bad("eps", s.Eps)
+	}
+	return nil
+}
+
+// Adam updates learnable nodes in place from their accumulated gradients
+// (bind them with G.BindDualValues on the TapeMachine). It keeps first and
+// second moments in the nodes' dtype and makes one pass over each tensor
+// per step, allocating nothing. Steps are deterministic.
+type Adam struct {
+	s     AdamSettings
+	nodes G.Nodes
+	m, v  []any // []float32 or []float64 per node
+	t     int
+}
+
+// NewAdam returns an optimiser for nodes (float32 or float64 tensors with
+// values).
+func NewAdam(s AdamSettings, nodes G.Nodes) (*Adam, error) {
+	s = s.withDefaults()
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	a := &Adam{s: s, nodes: nodes}
+	for _, n := range nodes {
+		t, ok := n.Value().(*tensor.Dense)
+		if !ok {
+			return nil, fmt.Errorf("model: Adam: node %q has no tensor value", n.Name())
+		}
+		switch d := t.Data().(type) {
+		case []float32:
+			a.m = append(a.m, make([]float32, len(d)))
+			a.v = append(a.v, make([]float32, len(d)))
+		case []float64:
+			a.m = append(a.m, make([]float64, len(d)))
+			a.v = append(a.v, make([]float64, len(d)))
+		default:
+			return nil, fmt.Errorf("model: Adam: node %q has dtype %v", n.Name(), t.Dtype())
+		}
+	}
+	return a, nil
+}
+
+// Steps is the number of steps taken.
+func (a *Adam) Steps() int { return a.t }
+
+// Step applies one update to every node from its gradient and then zeroes
+// the gradient (Gorgonia accumulates gradients into the dual values across
+// runs). It fails, changing nothing, if any gradient is missing, has the
+// wrong size, or is not finite.
+func (a *Adam) Step() error {
+	grads := make([]any, len(a.nodes))
+	for i, n := range a.nodes {
+		gv, err := n.Grad()
+		if err != nil {
+			return fmt.Errorf("model: Adam: gradient of %q: %w", n.Name(), err)
+		}
+		gt, ok := gv.(*tensor.Dense)
+		if !ok {
+			return fmt.Errorf("model: Adam: gradient of %q is %T", n.Name(), gv)
+		}
+		wt, ok := n.Value().(*tensor.Dense)
+		if !ok {
+			return fmt.Errorf("model: Adam: node %q has no tensor value", n.Name())
+		}
+		switch g := gt.Data().(type) {
+		case []float32:
+			w, _ := wt.Data().([]float32)
+			if len(w) != len(g) || len(g) != len(a.m[i].([]float32)) {
+				return fmt.Errorf("model: Adam: gradient of %q has %d values, weights %d", n.Name(), len(g), len(w))
+			}
+			if j := firstNonFinite(g); j >= 0 {
+				return fmt.Errorf("model: Adam: gradient of %q is %v at %d", n.Name(), g[j], j)
+			}
+		case []float64:
+			w, _ := wt.Data().([]float64)
+			if len(w) != len(g) || len(g) != len(a.m[i].([]float64)) {
+				return fmt.Errorf("model: Adam: gradient of %q has %d values, weights %d", n.Name(), len(g), len(w))
+			}
+			if j := firstNonFinite(g); j >= 0 {
+				return fmt.Errorf("model: Adam: gradient of %q is %v at %d", n.Name(), g[j], j)
+			}
+		default:
+			return fmt.Errorf("model: Adam: gradient of %q has dtype %v", n.Name(), gt.Dtype())
+		}
+		grads[i] = gt.Data()
+	}
+	a.t++
+	s := a.s
+	c1 := 1 / (1 - math.Pow(s.Beta1, float64(a.t)))
+	c2 := 1 / (1 - math.Pow(s.Beta2, float64(a.t)))
+	for i, n := range a.nodes {
+		w := n.Value().(*tensor.Dense).Data()
+		switch g := grads[i].(type) {
+		case []float32:
+			adamUpdate(w.([]float32), g, a.m[i].([]float32), a.v[i].([]float32), s, c1, c2)
+		case []float64:
+			adamUpdate(w.([]float64), g, a.m[i].([]float64), a.v[i].([]float64), s, c1, c2)
+		}
+	}
+	return nil
+}
+
+func firstNonFinite[T Float](x []T) int {
+	for i, v := range x {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return i
+		}
+	}
+	return -1
+}
+
+// adamUpdate does one fused in-place pass: m ← β1 m + (1−β1) g,
+// v ← β2 v + (1−β2) g², w ← w − lr·(m c1)/(√(v c2) + eps), g ← 0.
+// Chunks run in parallel; each element's arithmetic is independent, so the
+// result does not depend on the number of goroutines.
+func adamUpdate[T Float](w, g, m, v []T, s AdamSettings, c1, c2 float64) {
+	b1, b2 := T(s.Beta1), T(s.Beta2)
+	ob1, ob2 := T(1-s.Beta1), T(1-s.Beta2)
+	lr1 := T(s.LR * c1)
+	sc2 := T(math.Sqrt(c2))
+	eps := T(s.Eps)
+	const chunk = 1 << 16
+	body := func(_, lo, hi int) {
+		lo, hi = lo*chunk, min(hi*chunk, len(w))
+		ww, gg, mm, vv := w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]
+		for j := range ww {
+			gj := gg[j]
+			mj := b1*mm[j] + ob1*gj
+			vj := b2*vv[j] + ob2*gj*gj
+			mm[j], vv[j] = mj, vj
+			ww[j] -= lr1 * mj / (T(math.Sqrt(float64(vj)))*sc2 + eps)
+			gg[j] = 0
+		}
+	}
+	nc := (len(w) + chunk - 1) / chunk
+	if nc <= 1 {
+		body(0, 0, nc)
+		return
+	}
+	forUnits(nc, body)
+}

@@ -1,0 +1,98 @@
+package model
+
+import (
+	"math/rand"
+	"testing"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// trainStep is one forward/backward/Adam step on a reusable TapeMachine
+// with the loss Σ emb².
+type trainStep struct {
+	net  *Net
+	g    *G.ExprGraph
+	x    *G.Node
+	emb  *G.Node
+	cost *G.Node
+	L    G.Nodes
+	vm   G.VM
+	adam *Adam
+}
+
+func newTrainStep(tb testing.TB, cfg Config, batch int, seed int64) *trainStep {
+	tb.Helper()
+	net, err := New(cfg, seed)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &trainStep{net: net, g: G.NewGraph()}
+	shape := append([]int{batch}, net.cfg.InShape...)
+	s.x = G.NewTensor(s.g, net.Dtype(), len(shape), G.WithShape(shape...), G.WithName("x"))
+	if s.emb, s.L, err = net.Build(s.g, s.x); err != nil {
+		tb.Fatal(err)
+	}
+	s.cost = G.Must(G.Sum(G.Must(G.Square(s.emb))))
+	if _, err = G.Grad(s.cost, s.L...); err != nil {
+		tb.Fatal(err)
+	}
+	s.vm = G.NewTapeMachine(s.g, G.BindDualValues(s.L...))
+	if s.adam, err = NewAdam(AdamSettings{LR: 1e-4}, s.L); err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(seed + 1))
+	n := batch * net.cfg.InSize()
+	var xv *tensor.Dense
+	if net.cfg.DType == Float32 {
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = rng.Float32()
+		}
+		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	} else {
+		d := make([]float64, n)
+		for i := range d {
+			d[i] = rng.Float64()
+		}
+		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	}
+	if err := G.Let(s.x, xv); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+func (s *trainStep) run(tb testing.TB) float64 {
+	if err := s.vm.RunAll(); err != nil {
+		tb.Fatal(err)
+	}
+	var c float64
+	switch v := s.cost.Value().Data().(type) {
+	case float32:
+		c = float64(v)
+	case float64:
+		c = v
+	}
+	if err := s.adam.Step(); err != nil {
+		tb.Fatal(err)
+	}
+	s.vm.Reset()
+	return c
+}
+
+// BenchmarkTrainStep is one training step of the paper's network on MNIST-
+// sized input: 50×1×28×28, 32 channels, pool, linear to 400, loss Σ emb²,
+// Adam. Run with -tags openblas for the OpenBLAS build.
+func BenchmarkTrainStep(b *testing.B) {
+	for _, dt := range []DType{Float32, Float64} {
+		b.Run(string(dt), func(b *testing.B) {
+			s := newTrainStep(b, Config{Kind: CNN, InShape: []int{1, 28, 28}, DType: dt}, 50, 1)
+			s.run(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.run(b)
+			}
+		})
+	}
+}

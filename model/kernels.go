@@ -1,0 +1,282 @@
+package model
+
+import (
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// Float is the set of element types the kernels support.
+type Float interface{ ~float32 | ~float64 }
+
+// gemm computes C = alpha·op(A)·op(B) + beta·C (row-major) with the BLAS
+// currently installed in gonum's blas32/blas64 (pure Go, or OpenBLAS with
+// the openblas build tag).
+func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	ta, tb := blas.NoTrans, blas.NoTrans
+	if tA {
+		ta = blas.Trans
+	}
+	if tB {
+		tb = blas.Trans
+	}
+	switch a := any(a).(type) {
+	case []float32:
+		blas32.Implementation().Sgemm(ta, tb, m, n, k, float32(alpha), a, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+	case []float64:
+		blas64.Implementation().Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
+	}
+}
+
+// blockSize is the number of samples per work unit. Partial sums are formed
+// per block and reduced in block order, so results do not depend on the
+// number of goroutines.
+const blockSize = 8
+
+// forBlocks runs fn(block, lo, hi) for the fixed blocks of [0, n) on up to
+// GOMAXPROCS goroutines.
+func forBlocks(n int, fn func(b, lo, hi int)) {
+	forUnits((n+blockSize-1)/blockSize, func(b, _, _ int) {
+		fn(b, b*blockSize, min((b+1)*blockSize, n))
+	})
+}
+
+// forUnits runs fn(u, u, u+1) for u in [0, nb) on up to GOMAXPROCS
+// goroutines.
+func forUnits(nb int, fn func(u, lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers > nb {
+		workers = nb
+	}
+	if workers <= 1 {
+		for b := 0; b < nb; b++ {
+			fn(b, b, b+1)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				b := next
+				next++
+				mu.Unlock()
+				if b >= nb {
+					return
+				}
+				fn(b, b, b+1)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// im2col writes the 3×3 patches of one sample x (c×h×w) into cols
+// ((c·9)×(ho·wo)), zero outside the padded border.
+func im2col[T Float](g convGeom, x, cols []T) {
+	hw := g.hw()
+	for c := 0; c < g.c; c++ {
+		xc := x[c*g.h*g.w : (c+1)*g.h*g.w]
+		for kh := 0; kh < 3; kh++ {
+			for kw := 0; kw < 3; kw++ {
+				row := cols[((c*3+kh)*3+kw)*hw:][:hw]
+				for oh := 0; oh < g.ho; oh++ {
+					ih := oh + kh - g.pad
+					dst := row[oh*g.wo : (oh+1)*g.wo]
+					if ih < 0 || ih >= g.h {
+						clear(dst)
+						continue
+					}
+					src := xc[ih*g.w : (ih+1)*g.w]
+					for ow := range dst {
+						iw := ow + kw - g.pad
+						if iw < 0 || iw >= g.w {
+							dst[ow] = 0
+						} else {
+							dst[ow] = src[iw]
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// convScratch is per-goroutine working memory of the conv kernels.
+type convScratch[T Float] struct {
+	cols []T // (c·9)×(ho·wo)
+	conv []T // k×(ho·wo)
+}
+
+func newConvScratch[T Float](g convGeom) *convScratch[T] {
+	return &convScratch[T]{cols: make([]T, g.c9()*g.hw()), conv: make([]T, g.k*g.hw())}
+}
+
+// convReluPoolSample computes one sample: out (k×hp×wp) = maxpool(relu(w∗x + b)).
+// arg[i] is the index in the k×ho×wo convolution output that out[i] came
+// from, or −1 when out[i] = 0 because the maximum was ≤ 0.
+func convReluPoolSample[T Float](g convGeom, x, w, bias, out []T, arg []int32, s *convScratch[T]) {
+	hw := g.hw()
+	im2col(g, x, s.cols)
+	gemm(false, false, g.k, hw, g.c9(), 1, w, g.c9(), s.cols, hw, 0, s.conv, hw)
+	o := 0
+	for k := 0; k < g.k; k++ {
+		ck := s.conv[k*hw : (k+1)*hw]
+		bk := bias[k]
+		for ph := 0; ph < g.hp; ph++ {
+			r0 := ck[2*ph*g.wo : (2*ph+1)*g.wo]
+			r1 := ck[(2*ph+1)*g.wo : (2*ph+2)*g.wo]
+			base := k*hw + 2*ph*g.wo
+			for pw := 0; pw < g.wp; pw++ {
+				j := 2 * pw
+				m, a := r0[j], j
+				if v := r0[j+1]; v > m {
+					m, a = v, j+1
+				}
+				if v := r1[j]; v > m {
+					m, a = v, g.wo+j
+				}
+				if v := r1[j+1]; v > m {
+					m, a = v, g.wo+j+1
+				}
+				m += bk
+				if m > 0 {
+					out[o] = m
+					arg[o] = int32(base + a)
+				} else {
+					out[o] = 0
+					arg[o] = -1
+				}
+				o++
+			}
+		}
+	}
+}
+
+// convReluPoolForward runs the fused layer on n samples. x is n×(c·h·w),
+// out n×flat, arg n×flat.
+func convReluPoolForward[T Float](g convGeom, n int, x, w, bias, out []T, arg []int32) {
+	in, fl := g.c*g.h*g.w, g.flat()
+	forBlocks(n, func(_, lo, hi int) {
+		s := newConvScratch[T](g)
+		for i := lo; i < hi; i++ {
+			convReluPoolSample(g, x[i*in:(i+1)*in], w, bias, out[i*fl:(i+1)*fl], arg[i*fl:(i+1)*fl], s)
+		}
+	})
+}
+
+// convReluPoolGradW accumulates dw (k×c×3×3) and db (k) from the upstream
+// gradient dout (n×flat), given the forward's arg. Either may be nil.
+func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw, db []T) {
+	in, fl, hw, c9 := g.c*g.h*g.w, g.flat(), g.hw(), g.c9()
+	nb := (n + blockSize - 1) / blockSize
+	pw := make([][]T, nb)
+	pb := make([][]T, nb)
+	forBlocks(n, func(b, lo, hi int) {
+		var s *convScratch[T]
+		if dw != nil {
+			s = newConvScratch[T](g)
+			pw[b] = make([]T, len(dw))
+		}
+		pb[b] = make([]T, g.k)
+		for i := lo; i < hi; i++ {
+			d := dout[i*fl : (i+1)*fl]
+			a := arg[i*fl : (i+1)*fl]
+			per := g.hp * g.wp
+			for k := 0; k < g.k; k++ {
+				var sum T
+				for o := k * per; o < (k+1)*per; o++ {
+					if a[o] >= 0 {
+						sum += d[o]
+					}
+				}
+				pb[b][k] += sum
+			}
+			if dw == nil {
+				continue
+			}
+			clear(s.conv)
+			for o, ai := range a {
+				if ai >= 0 {
+					s.conv[ai] = d[o]
+				}
+			}
+			im2col(g, x[i*in:(i+1)*in], s.cols)
+			gemm(false, true, g.k, c9, hw, 1, s.conv, hw, s.cols, hw, 1, pw[b], c9)
+		}
+	})
+	if dw != nil {
+		clear(dw)
+		for _, p := range pw {
+			for j, v := range p {
+				dw[j] += v
+			}
+		}
+	}
+	if db != nil {
+		clear(db)
+		for _, p := range pb {
+			for j, v := range p {
+				db[j] += v
+			}
+		}
+	}
+}
+
+// linearForward computes y (n×d) = act(x (n×f) · w (f×d) + b).
+func linearForward[T Float](n, f, d int, x, w, b, y []T, relu bool) {
+	gemm(false, false, n, d, f, 1, x, f, w, d, 0, y, d)
+	for i := 0; i < n; i++ {
+		row := y[i*d : (i+1)*d]
+		for j := range row {
+			v := row[j] + b[j]
+			if relu && v < 0 {
+				v = 0
+			}
+			row[j] = v
+		}
+	}
+}
+
+// reluMask returns dy with entries zeroed where y ≤ 0 (the ReLU was off),
+// in a new slice; or dy itself when relu is false.
+func reluMask[T Float](y, dy []T, relu bool) []T {
+	if !relu {
+		return dy
+	}
+	dz := make([]T, len(dy))
+	for i, v := range y {
+		if v > 0 {
+			dz[i] = dy[i]
+		}
+	}
+	return dz
+}
+
+// linearGradX computes dx (n×f) = dz · wᵀ.
+func linearGradX[T Float](n, f, d int, w, dz, dx []T) {
+	gemm(false, true, n, f, d, 1, dz, d, w, d, 0, dx, f)
+}
+
+// linearGradW computes dw (f×d) = xᵀ · dz.
+func linearGradW[T Float](n, f, d int, x, dz, dw []T) {
+	gemm(true, false, f, d, n, 1, x, f, dz, d, 0, dw, d)
+}
+
+// linearGradB computes db (d) = column sums of dz.
+func linearGradB[T Float](n, d int, dz, db []T) {
+	clear(db)
+	for i := 0; i < n; i++ {
+		for j, v := range dz[i*d : (i+1)*d] {
+			db[j] += v
+		}
+	}
+}

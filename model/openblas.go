@@ -1,0 +1,27 @@
+//go:build openblas
+
+package model
+
+// #cgo LDFLAGS: -lopenblas
+import "C"
+
+import (
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/netlib/blas/netlib"
+	G "gorgonia.org/gorgonia"
+)
+
+// With the openblas build tag, every BLAS call — this package's kernels
+// (through gonum's blas32/blas64) and Gorgonia's and tensor's own matrix
+// products (G.Use also sets tensor's BLAS) — goes to OpenBLAS via cgo.
+// OpenBLAS's thread count follows OPENBLAS_NUM_THREADS.
+func init() {
+	impl := netlib.Implementation{}
+	blas32.Use(impl)
+	blas64.Use(impl)
+	G.Use(impl)
+}
+
+// BLAS names the BLAS implementation in use.
+const BLAS = "openblas"
