@@ -1,0 +1,183 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Metric measures the distance between two points of equal length. Only
+// the order of distances matters to k-NN, so a monotone transform of a
+// metric (such as the squared Euclidean distance) selects the same
+// neighbours.
+type Metric interface {
+	Distance(a, b []float64) float64
+}
+
+// Euclidean is the L2 distance ‖a − b‖₂, the default metric and the
+// paper's cost.
+type Euclidean struct{}
+
+// Distance returns ‖a − b‖₂.
+func (Euclidean) Distance(a, b []float64) float64 { return math.Sqrt(sqDist(a, b)) }
+
+// SquaredEuclidean is ‖a − b‖₂²; it orders neighbours as Euclidean does.
+type SquaredEuclidean struct{}
+
+// Distance returns ‖a − b‖₂².
+func (SquaredEuclidean) Distance(a, b []float64) float64 { return sqDist(a, b) }
+
+// Manhattan is the L1 distance.
+type Manhattan struct{}
+
+// Distance returns ‖a − b‖₁.
+func (Manhattan) Distance(a, b []float64) float64 {
+	s := 0.0
+	for i, v := range a {
+		s += math.Abs(v - b[i])
+	}
+	return s
+}
+
+// Cosine is 1 − cos∠(a, b); a zero vector is at distance 1 from everything.
+type Cosine struct{}
+
+// Distance returns 1 − a·b / (‖a‖‖b‖).
+func (Cosine) Distance(a, b []float64) float64 {
+	var ab, aa, bb float64
+	for i, v := range a {
+		ab += v * b[i]
+		aa += v * v
+		bb += b[i] * b[i]
+	}
+	if aa == 0 || bb == 0 {
+		return 1
+	}
+	return 1 - ab/math.Sqrt(aa*bb)
+}
+
+// ParseMetric maps "euclidean", "sqeuclidean", "manhattan" and "cosine"
+// (case-insensitive; "" means euclidean) to a Metric.
+func ParseMetric(name string) (Metric, error) {
+	switch strings.ToLower(name) {
+	case "", "euclidean", "l2":
+		return Euclidean{}, nil
+	case "sqeuclidean", "squared_euclidean":
+		return SquaredEuclidean{}, nil
+	case "manhattan", "l1", "cityblock":
+		return Manhattan{}, nil
+	case "cosine":
+		return Cosine{}, nil
+	}
+	return nil, fmt.Errorf("eval: unknown metric %q (want euclidean, sqeuclidean, manhattan or cosine)", name)
+}
+
+func sqDist(a, b []float64) float64 {
+	s := 0.0
+	b = b[:len(a)]
+	for i, v := range a {
+		t := v - b[i]
+		s += t * t
+	}
+	return s
+}
+
+// nearest writes into idx (length k) the indices of the k training rows
+// (among the rows listed in keep, or all n rows when keep is nil) nearest
+// to query row q, nearest first. Ties in distance go to the lower training
+// index: rows are scanned in increasing index order and a row displaces a
+// kept one only when strictly closer. dist is scratch of length k.
+func nearest(metric Metric, x []float64, n, d int, keep []int, q []float64, idx []int, dist []float64) {
+	k := len(idx)
+	filled := 0
+	consider := func(i int) {
+		di := metric.Distance(q, x[i*d:(i+1)*d])
+		if filled == k && !(di < dist[k-1]) {
+			return
+		}
+		pos := filled
+		if filled == k {
+			pos = k - 1
+		} else {
+			filled++
+		}
+		for pos > 0 && di < dist[pos-1] {
+			dist[pos], idx[pos] = dist[pos-1], idx[pos-1]
+			pos--
+		}
+		dist[pos], idx[pos] = di, i
+	}
+	if keep == nil {
+		for i := 0; i < n; i++ {
+			consider(i)
+		}
+	} else {
+		for _, i := range keep {
+			consider(i)
+		}
+	}
+}
+
+// knnBase holds a fitted training set and searches it.
+type knnBase struct {
+	x    []float64
+	y    []int
+	n, d int
+	m    int
+}
+
+func (b *knnBase) fit(x []float64, n, d int, y []int, m int) error {
+	if err := checkTrain(x, n, d, y, m); err != nil {
+		return err
+	}
+	b.x = append([]float64(nil), x...)
+	b.y = append([]int(nil), y...)
+	b.n, b.d, b.m = n, d, m
+	return nil
+}
+
+// weightedVotes computes for every query the k nearest training rows (from
+// keep, or all rows) and
+//
+//	votes[j][c] = (1/k) Σ_{neighbours i} w(c, i)
+//	counts[j][c] = #{neighbours i with label c}
+//
+// w(c, i) = 1{y_i = c} when w is nil (vanilla k-NN).
+func (b *knnBase) weightedVotes(metric Metric, k, workers int, keep []int, w func(c, i int) float64,
+	q []float64, nq int) (votes []float64, counts []int, err error) {
+	if b.x == nil {
+		return nil, nil, ErrNotFitted
+	}
+	if err := checkQuery(q, nq, b.d); err != nil {
+		return nil, nil, err
+	}
+	if metric == nil {
+		metric = Euclidean{}
+	}
+	m := b.m
+	votes = make([]float64, nq*m)
+	counts = make([]int, nq*m)
+	parallel(nq, workers, func(lo, hi int) {
+		idx := make([]int, k)
+		dist := make([]float64, k)
+		for j := lo; j < hi; j++ {
+			nearest(metric, b.x, b.n, b.d, keep, q[j*b.d:(j+1)*b.d], idx, dist)
+			v := votes[j*m : (j+1)*m]
+			c := counts[j*m : (j+1)*m]
+			for _, i := range idx {
+				c[b.y[i]]++
+				if w == nil {
+					v[b.y[i]]++
+				} else {
+					for cl := 0; cl < m; cl++ {
+						v[cl] += w(cl, i)
+					}
+				}
+			}
+			for cl := range v {
+				v[cl] /= float64(k)
+			}
+		}
+	})
+	return votes, counts, nil
+}
