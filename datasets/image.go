@@ -332,7 +332,11 @@ func fileItem(path, name string, label int) imageItem {
 
 // skipName reports whether a directory entry is bookkeeping that the readers
 // ignore: hidden files (".DS_Store", "._x.png") and macOS "__MACOSX" folders.
+// "." and ".." are not skipped: callers treat them as bad paths.
 func skipName(name string) bool {
+	if name == "." || name == ".." {
+		return false
+	}
 	return strings.HasPrefix(name, ".") || name == "__MACOSX"
 }
 

@@ -1,0 +1,295 @@
+package datasets
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// pngGrey encodes a w×h grey PNG whose pixel (x, y) is f(x, y).
+func pngGrey(tb testing.TB, w, h int, f func(x, y int) uint8) []byte {
+	tb.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.SetGray(x, y, color.Gray{f(x, y)})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// pngRGBA encodes a w×h opaque colour PNG whose pixel (x, y) is f(x, y).
+func pngRGBA(tb testing.TB, w, h int, f func(x, y int) color.NRGBA) []byte {
+	tb.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.SetNRGBA(x, y, f(x, y))
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// jpegFlat encodes a w×h JPEG of one colour.
+func jpegFlat(tb testing.TB, w, h int, c color.RGBA) []byte {
+	tb.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for i := 0; i < w*h; i++ {
+		copy(img.Pix[4*i:], []byte{c.R, c.G, c.B, 255})
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 100}); err != nil {
+		tb.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func writeTestFile(tb testing.TB, p string, b []byte) {
+	tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
+
+// TestAreaWeightsHandWorked checks the resize weights against cases worked
+// by hand: 4→2 averages pairs, 3→2 splits the middle pixel, 2→3 enlarges.
+func TestAreaWeightsHandWorked(t *testing.T) {
+	cases := []struct {
+		n, m  int
+		start []int
+		w     [][]float64
+	}{
+		{4, 2, []int{0, 2}, [][]float64{{0.5, 0.5}, {0.5, 0.5}}},
+		{3, 2, []int{0, 1}, [][]float64{{2.0 / 3, 1.0 / 3}, {1.0 / 3, 2.0 / 3}}},
+		{2, 3, []int{0, 0, 1}, [][]float64{{1}, {0.5, 0.5}, {1}}},
+		{5, 5, []int{0, 1, 2, 3, 4}, [][]float64{{1}, {1}, {1}, {1}, {1}}},
+	}
+	for _, c := range cases {
+		aw := newAreaWeights(c.n, c.m)
+		if fmt.Sprint(aw.start) != fmt.Sprint(c.start) {
+			t.Errorf("%d→%d: starts %v, want %v", c.n, c.m, aw.start, c.start)
+		}
+		for j := range c.w {
+			if len(aw.w[j]) != len(c.w[j]) {
+				t.Fatalf("%d→%d output %d: weights %v, want %v", c.n, c.m, j, aw.w[j], c.w[j])
+			}
+			for k := range c.w[j] {
+				if !near(aw.w[j][k], c.w[j][k], 1e-12) {
+					t.Errorf("%d→%d output %d: weights %v, want %v", c.n, c.m, j, aw.w[j], c.w[j])
+				}
+			}
+		}
+	}
+	// Weights of every output sum to 1; every source pixel's weights over
+	// all outputs sum to m/n (mass conservation) — 105→28 is Omniglot's case.
+	for _, nm := range [][2]int{{105, 28}, {1671, 64}, {61, 64}, {7, 3}} {
+		n, m := nm[0], nm[1]
+		aw := newAreaWeights(n, m)
+		mass := make([]float64, n)
+		for j := 0; j < m; j++ {
+			s := 0.0
+			for k, wt := range aw.w[j] {
+				if wt <= 0 {
+					t.Errorf("%d→%d output %d: non-positive weight %g", n, m, j, wt)
+				}
+				s += wt
+				mass[aw.start[j]+k] += wt
+			}
+			if !near(s, 1, 1e-12) {
+				t.Errorf("%d→%d output %d: weights sum to %g", n, m, j, s)
+			}
+		}
+		for i, v := range mass {
+			if !near(v, float64(m)/float64(n), 1e-12) {
+				t.Errorf("%d→%d source %d: total weight %g, want %g", n, m, i, v, float64(m)/float64(n))
+			}
+		}
+	}
+}
+
+func TestResizeAreaHandWorked(t *testing.T) {
+	// 4×4 → 2×2 averages 2×2 blocks.
+	src := []float32{
+		1, 2, 3, 4,
+		5, 6, 7, 8,
+		9, 10, 11, 12,
+		13, 14, 15, 16,
+	}
+	dst := make([]float32, 4)
+	resizeArea(dst, src, 1, 4, 4, 2, 2)
+	want := []float32{3.5, 5.5, 11.5, 13.5}
+	for i := range want {
+		if !near(float64(dst[i]), float64(want[i]), 1e-6) {
+			t.Fatalf("4×4→2×2 = %v, want %v", dst, want)
+		}
+	}
+	// 3×1 → 2×1 (non-square, two channels): [0 3 6] → [1, 5]; [6 0 0] → [4, 0].
+	src = []float32{0, 3, 6, 6, 0, 0}
+	dst = make([]float32, 4)
+	resizeArea(dst, src, 2, 1, 3, 1, 2)
+	want = []float32{1, 5, 4, 0}
+	for i := range want {
+		if !near(float64(dst[i]), float64(want[i]), 1e-6) {
+			t.Fatalf("1×3→1×2 = %v, want %v", dst, want)
+		}
+	}
+}
+
+func TestDecodeByContent(t *testing.T) {
+	p := pngGrey(t, 3, 2, func(x, y int) uint8 { return uint8(100*y + 10*x) })
+	v, h, w, err := toGrey(p, 0)
+	if err != nil || h != 2 || w != 3 {
+		t.Fatalf("png: %v %d×%d", err, w, h)
+	}
+	for y := 0; y < 2; y++ {
+		for x := 0; x < 3; x++ {
+			if want := float32(100*y+10*x) / 255; v[y*3+x] != want {
+				t.Fatalf("pixel (%d,%d) = %g, want %g", x, y, v[y*3+x], want)
+			}
+		}
+	}
+	// Colour PNG: luma with BT.601 weights.
+	c := pngRGBA(t, 1, 1, func(x, y int) color.NRGBA { return color.NRGBA{200, 100, 50, 255} })
+	v, _, _, err = toGrey(c, 0)
+	if err != nil || !near(float64(v[0]), (0.299*200+0.587*100+0.114*50)/255, 1e-6) {
+		t.Fatalf("colour luma = %v, %v", v, err)
+	}
+	rgb, err := toRGB(c, 1)
+	if err != nil || !near(float64(rgb[0]), 200.0/255, 1e-6) || !near(float64(rgb[1]), 100.0/255, 1e-6) || !near(float64(rgb[2]), 50.0/255, 1e-6) {
+		t.Fatalf("rgb = %v, %v", rgb, err)
+	}
+	// JPEG data is recognised whatever the caller thinks it is.
+	j := jpegFlat(t, 16, 16, color.RGBA{128, 128, 128, 255})
+	v, _, _, err = toGrey(j, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range v {
+		if !near(float64(x), 128.0/255, 2.0/255) {
+			t.Fatalf("flat grey JPEG decoded to %v", v)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	good := pngGrey(t, 8, 8, func(x, y int) uint8 { return uint8(x * y) })
+	cases := map[string]struct {
+		data []byte
+		want string
+	}{
+		"empty":     {nil, "not a PNG or JPEG"},
+		"text":      {[]byte("hello, this is not an image\n"), "not a PNG or JPEG"},
+		"truncated": {good[:len(good)-20], "corrupt png"},
+		"header":    {good[:20], "bad image header"},
+		"huge":      {hugePNGHeader(100000, 100000), "exceeds the limit"},
+	}
+	for name, c := range cases {
+		_, _, _, err := toGrey(c.data, 0)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, c.want)
+		}
+	}
+}
+
+// hugePNGHeader returns the signature and a valid IHDR chunk declaring a
+// w×h grey image, and nothing else.
+func hugePNGHeader(w, h uint32) []byte {
+	var b bytes.Buffer
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], w)
+	binary.BigEndian.PutUint32(ihdr[4:], h)
+	ihdr[8], ihdr[9] = 8, 0 // 8-bit grey
+	binary.Write(&b, binary.BigEndian, uint32(13))
+	chunk := append([]byte("IHDR"), ihdr...)
+	b.Write(chunk)
+	binary.Write(&b, binary.BigEndian, crc32.ChecksumIEEE(chunk))
+	return b.Bytes()
+}
+
+// TestParallelForDeterministic checks that every index runs once and that
+// the error reported is the one of the lowest failing index.
+func TestParallelForDeterministic(t *testing.T) {
+	const n = 1000
+	var hits [n]atomic.Int32
+	if err := parallelFor(n, func(i int) error { hits[i].Add(1); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for i := range hits {
+		if hits[i].Load() != 1 {
+			t.Fatalf("index %d ran %d times", i, hits[i].Load())
+		}
+	}
+	for rep := 0; rep < 20; rep++ {
+		err := parallelFor(n, func(i int) error {
+			if i%97 == 40 {
+				return fmt.Errorf("fail %d", i)
+			}
+			return nil
+		})
+		if err == nil || err.Error() != "fail 40" {
+			t.Fatalf("got %v, want fail 40", err)
+		}
+	}
+}
+
+// FuzzDecodeImage drives the image decoder path (content sniffing, size
+// check, decoding, luma and RGB conversion, resize) with arbitrary bytes: it
+// must fail cleanly or return values in [0, 1] of the right count.
+func FuzzDecodeImage(f *testing.F) {
+	f.Add(pngGrey(f, 5, 3, func(x, y int) uint8 { return uint8(40 * x) }))
+	f.Add(pngRGBA(f, 4, 4, func(x, y int) color.NRGBA { return color.NRGBA{uint8(x * 60), uint8(y * 60), 9, uint8(200 + x)} }))
+	f.Add(jpegFlat(f, 9, 7, color.RGBA{10, 200, 30, 255}))
+	f.Add(hugePNGHeader(3000, 3000))
+	f.Add([]byte("GIF89a"))
+	f.Add([]byte{0xff, 0xd8, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		img, err := decodeImage(data, 1<<16)
+		if err != nil {
+			if img != nil {
+				t.Fatal("image returned with an error")
+			}
+			return
+		}
+		plane, h, w := greyPlane(img)
+		if len(plane) != h*w || h <= 0 || w <= 0 {
+			t.Fatalf("plane of %d values for %d×%d", len(plane), w, h)
+		}
+		rgb, rh, rw := rgbPlanes(img)
+		if rh != h || rw != w || len(rgb) != 3*h*w {
+			t.Fatalf("rgb %d values for %d×%d", len(rgb), rw, rh)
+		}
+		out := make([]float32, 3*5*4)
+		resizeArea(out, rgb, 3, h, w, 5, 4)
+		for _, v := range append(append(plane, rgb...), out...) {
+			if !(v >= 0 && v <= 1.0000001) {
+				t.Fatalf("value %g outside [0, 1]", v)
+			}
+		}
+	})
+}
+
