@@ -28,6 +28,14 @@ type Settings struct {
 	MaxIter int     // cap on dual sweeps (default chosen by the solver)
 	Plans   bool    // return the transport plans
 	Warm    *Dual   // optional warm start from an earlier Result.Dual
+
+	// RegTol is the relative marginal residual (L1 column violation / M and
+	// relative budget violation) the regularised solve must reach before PReg
+	// and the backward pass are trusted (default min(1e-6, Tol·1e-3)).
+	RegTol float64
+	// CGTol is the relative residual of the iterative backward solve
+	// (default 1e-10).
+	CGTol float64
 }
 
 // Status says how a solve ended.
@@ -58,4 +66,10 @@ type Result struct {
 	Iterations int
 	Status     Status
 	Dual       Dual
+
+	Epsilon  float64 // the ε of PReg and Dual
+	RegValue float64 // regularised objective Σ_i max_m PReg_m(i) + ε Σ γ(log γ − 1)
+	Residual float64 // final relative marginal/budget residual of the regularised solve
+
+	st *state // what the backward pass needs
 }

@@ -1,0 +1,517 @@
+package optlayer
+
+// The backward pass.
+//
+// At the regularised optimum γ(i,j) = exp(e(i,j)/ε) with the exponent
+// e(i,j) = g(j) − α_m(i) − λ_m c(i,j) (m = y_j), and the stationarity
+// conditions of the dual D on the active face are
+//
+//	Σ_i γ(i,j) = 1/n_m                        (every column j)
+//	Σ γ c = ϑ_m                               (classes with λ_m > 0)
+//	p_m(i) = μ_i,  Σ_{m ∈ A_i} α_m(i) = 1      (A_i = {m : α_m(i) > 0})
+//
+// with α_m(i) = 0 fixed off the active set. Differentiating them with respect
+// to c and to the dual z = (g, α on A, λ on active budgets) gives, for any
+// upstream ḡ = ∂L/∂p, the vector–Jacobian product
+//
+//	∂L/∂c(i,j) = γ(i,j) [ W_λm − (λ_m/ε) r(i,j) ],
+//	r(i,j)     = ḡ_m(i) − (W_g(j) − W_αm(i) − W_λm c(i,j)),
+//
+// where W is the solution of the weighted least-squares problem
+//
+//	min_W Σ_ij γ(i,j) r(i,j)²  subject to  Σ_{m ∈ A_i} W_αm(i) = 0,
+//	                                       W_αm(i) = 0 for m ∉ A_i.
+//
+// (The ε of the Hessian (1/ε) Jᵀ diag γ J and of ∂p/∂z cancel, which turns
+// the adjoint system into these normal equations.) W_α is eliminated row by
+// row in closed form — for fixed (W_g, W_λ) and s_m(i) = Σ_j γ(i,j) y(i,j),
+// the optimal correction is W_αm(i) = (τ_i − s_m(i))/p_m(i) with τ_i =
+// Σ_{A_i} (s_m/p_m) / Σ_{A_i} (1/p_m) — leaving a symmetric positive
+// semi-definite system in (W_g, W_λ) of size n + #active budgets. Its
+// null space (present only when every class is active in every row) does not
+// change γ, so the answer does not depend on which solution is found. Small
+// systems are solved densely (Cholesky), large ones by preconditioned
+// conjugate gradients with matrix-free products (two passes over γ each).
+//
+// The envelope theorem gives the derivative of the regularised optimal value
+// V(c) = min Σ_i max_m p_m(i) + ε Σ γ(log γ − 1) without any solve:
+// ∂V/∂c(i,j) = λ_m γ(i,j).
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// ErrNoState is returned by the backward methods of a Result that was not
+// produced by Solve.
+var ErrNoState = errors.New("optlayer: result carries no solver state (not produced by Solve)")
+
+// ErrNotConverged is wrapped when the iterative backward solve misses its
+// tolerance by a wide margin.
+var ErrNotConverged = errors.New("optlayer: backward solve did not converge")
+
+// denseMax is the largest reduced system solved by dense Cholesky.
+const denseMax = 160
+
+type state struct {
+	n, M   int
+	eps    float64
+	labels []int
+	order  []int
+	off    []int
+	ninv   []float64
+	ct     []float64 // ct[q*n+i] = c(i, order[q]) (read-only, shared)
+	gam    []float64 // γ in the same layout
+	lam    []float64
+	alpha  []float64 // M×n
+	g      []float64 // by position
+	p      []float64 // M×n row sums of γ
+	active []bool    // M×n: α_m(i) > 0 and p_m(i) > 0
+	bi     []int     // class → index of its λ in the reduced system, or −1
+	L      int       // number of active budgets
+	pc     []float64 // M×n: Σ_j γ c per row
+	qc     []float64 // per position: Σ_i γ c per column
+	colsum []float64 // per position
+	sc2    []float64 // per class Σ γ c²
+	S      []float64 // per class Σ γ c
+	cgTol  float64
+	resid  float64
+	feat   []float64
+	dim    int
+	metric Metric
+}
+
+func (s *solver) snapshot(cfg config, resid float64) *state {
+	return s.loadState(nil, cfg.cgTol, resid, false)
+}
+
+// loadState materialises γ = u K v of the current solver state and the
+// quantities of the reduced KKT operator into dst (allocated when nil). With
+// newton set, a class whose budget is violated at λ = 0 also gets a λ
+// variable.
+func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state {
+	n, M := s.n, s.M
+	st := dst
+	if st == nil {
+		st = &state{n: n, M: M, labels: s.in.labels, order: s.order, off: s.off, ninv: s.ninv,
+			ct: s.ct, feat: s.in.feat, dim: s.in.dim, metric: s.in.metric}
+		st.gam = make([]float64, n*n)
+		st.p = make([]float64, M*n)
+		st.pc = make([]float64, M*n)
+		st.qc = make([]float64, n)
+		st.colsum = make([]float64, n)
+		st.sc2 = make([]float64, M)
+		st.S = make([]float64, M)
+		st.bi = make([]int, M)
+		st.active = make([]bool, M*n)
+	} else {
+		for k := range st.p {
+			st.p[k] = 0
+			st.pc[k] = 0
+		}
+	}
+	st.eps, st.cgTol, st.resid = s.eps, cgTol, resid
+	st.lam = append(st.lam[:0], s.lam...)
+	st.alpha = append(st.alpha[:0], s.alpha...)
+	st.g = append(st.g[:0], s.g...)
+	st.L = 0
+	for m := 0; m < M; m++ {
+		um := s.u[m*n : (m+1)*n]
+		pm := st.p[m*n : (m+1)*n]
+		pcm := st.pc[m*n : (m+1)*n]
+		var S, S2 float64
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			kr := s.K[q*n : (q+1)*n]
+			cr := s.ct[q*n : (q+1)*n]
+			gr := st.gam[q*n : (q+1)*n]
+			vq := s.v[q]
+			var cs, qc float64
+			for i, k := range kr {
+				x := k * um[i] * vq
+				gr[i] = x
+				cs += x
+				xc := x * cr[i]
+				qc += xc
+				S2 += xc * cr[i]
+				pm[i] += x
+				pcm[i] += xc
+			}
+			st.colsum[q] = cs
+			st.qc[q] = qc
+			S += qc
+		}
+		st.sc2[m], st.S[m] = S2, S
+		st.bi[m] = -1
+		if !s.zero[m] && (s.lam[m] > 0 || (newton && S > s.theta[m])) {
+			st.bi[m] = n + st.L
+			st.L++
+		}
+	}
+	for k := range st.active {
+		st.active[k] = st.alpha[k] > 0 && st.p[k] > 0
+	}
+	return st
+}
+
+// fill copies the regularised solution into res.
+func (st *state) fill(res *Result) {
+	n, M := st.n, st.M
+	res.PReg = append([]float64(nil), st.p...)
+	res.Dual.G = make([]float64, n)
+	for q, j := range st.order {
+		res.Dual.G[j] = st.g[q]
+	}
+	res.Dual.Lambda = append([]float64(nil), st.lam...)
+	res.Dual.Alpha = append([]float64(nil), st.alpha...)
+	res.Epsilon = st.eps
+	res.Residual = st.resid
+	// RegValue = Σ_i max_m p + ε Σ γ(log γ − 1), with ε log γ = g − α − λc.
+	var v float64
+	for i := 0; i < n; i++ {
+		mx := 0.0
+		for m := 0; m < M; m++ {
+			mx = math.Max(mx, st.p[m*n+i])
+		}
+		v += mx
+	}
+	for q := range st.order {
+		v += st.g[q] * st.colsum[q]
+	}
+	var tot float64
+	for k, a := range st.alpha {
+		v -= a * st.p[k]
+		tot += st.p[k]
+	}
+	for m := 0; m < M; m++ {
+		v -= st.lam[m] * st.S[m]
+	}
+	res.RegValue = v - st.eps*tot
+	res.st = st
+}
+
+// ObjectiveGrad returns ∂V/∂c (n×n row-major) of the regularised optimal
+// value V = Σ_i max_m p_m(i) + ε Σ γ(log γ − 1) by the envelope theorem:
+// ∂V/∂c(i,j) = λ_m γ(i,j) with m the class of j. It needs no linear solve.
+func (r *Result) ObjectiveGrad() ([]float64, error) {
+	st := r.st
+	if st == nil {
+		return nil, ErrNoState
+	}
+	n := st.n
+	out := make([]float64, n*n)
+	for m := 0; m < st.M; m++ {
+		l := st.lam[m]
+		if st.bi[m] < 0 {
+			continue
+		}
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			j := st.order[q]
+			gr := st.gam[q*n : (q+1)*n]
+			for i, x := range gr {
+				out[i*n+j] = l * x
+			}
+		}
+	}
+	return out, nil
+}
+
+// VJP returns ∂L/∂c (n×n row-major) for the upstream gradient gradP =
+// ∂L/∂PReg (M×n row-major), by implicit differentiation of the KKT
+// conditions of the regularised problem. It is safe for concurrent use.
+func (r *Result) VJP(gradP []float64) ([]float64, error) {
+	st := r.st
+	if st == nil {
+		return nil, ErrNoState
+	}
+	n, M := st.n, st.M
+	if len(gradP) != M*n {
+		return nil, invalidf("len(gradP) = %d, want M×N = %d", len(gradP), M*n)
+	}
+	for k, x := range gradP {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, invalidf("gradP[%d] = %v is not finite", k, x)
+		}
+	}
+	dim := n + st.L
+	w := st.newWork()
+	// Right-hand side: b̃ = (I − Π) ḡ broadcast along the rows.
+	sv := w.s
+	for k := range sv {
+		sv[k] = gradP[k] * st.p[k]
+	}
+	st.project(sv, w.a)
+	bt := w.b
+	for k := range bt {
+		bt[k] = gradP[k] + w.a[k]
+	}
+	rhs := make([]float64, dim)
+	for m := 0; m < M; m++ {
+		btm := bt[m*n : (m+1)*n]
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			rhs[q] = dot(st.gam[q*n:(q+1)*n], btm)
+		}
+		if b := st.bi[m]; b >= 0 {
+			rhs[b] = -dot(st.pc[m*n:(m+1)*n], btm)
+		}
+	}
+	x := make([]float64, dim)
+	var err error
+	if dim <= denseMax {
+		err = st.solveDense(rhs, x, w)
+	} else {
+		err = st.solveCG(rhs, x, w)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// W_α from the row elimination with y = ḡ − (W_g − W_λ c).
+	st.rowProducts(x, w.rg)
+	for m := 0; m < M; m++ {
+		wl := 0.0
+		if b := st.bi[m]; b >= 0 {
+			wl = x[b]
+		}
+		for i := 0; i < n; i++ {
+			k := m*n + i
+			sv[k] = gradP[k]*st.p[k] - w.rg[k] + wl*st.pc[k]
+		}
+	}
+	st.project(sv, w.a)
+	out := make([]float64, n*n)
+	for m := 0; m < M; m++ {
+		b := st.bi[m]
+		if b < 0 {
+			continue
+		}
+		wl := x[b]
+		le := st.lam[m] / st.eps
+		gm := gradP[m*n : (m+1)*n]
+		am := w.a[m*n : (m+1)*n]
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			j := st.order[q]
+			gr := st.gam[q*n : (q+1)*n]
+			cr := st.ct[q*n : (q+1)*n]
+			wg := x[q]
+			for i, gam := range gr {
+				res := gm[i] - wg + wl*cr[i] + am[i]
+				out[i*n+j] = gam * (wl - le*res)
+			}
+		}
+	}
+	return out, nil
+}
+
+type work struct {
+	s, a, b, rg []float64 // M×n
+	t           []float64 // dim
+}
+
+func (st *state) newWork() *work {
+	k := st.M * st.n
+	return &work{s: make([]float64, k), a: make([]float64, k), b: make([]float64, k), rg: make([]float64, k),
+		t: make([]float64, st.n+st.L)}
+}
+
+// rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
+func (st *state) rowProducts(x, rg []float64) {
+	n := st.n
+	for k := range rg {
+		rg[k] = 0
+	}
+	for m := 0; m < st.M; m++ {
+		rm := rg[m*n : (m+1)*n]
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			axpy(x[q], st.gam[q*n:(q+1)*n], rm)
+		}
+	}
+}
+
+// project writes the row-elimination correction a for row sums s (both M×n):
+// a_m(i) = (τ_i − s_m(i))/p_m(i) on the active set, 0 elsewhere.
+func (st *state) project(s, a []float64) {
+	n, M := st.n, st.M
+	for i := 0; i < n; i++ {
+		var num, den float64
+		for m := 0; m < M; m++ {
+			k := m*n + i
+			if st.active[k] {
+				num += s[k] / st.p[k]
+				den += 1 / st.p[k]
+			}
+		}
+		tau := 0.0
+		if den > 0 {
+			tau = num / den
+		}
+		for m := 0; m < M; m++ {
+			k := m*n + i
+			if st.active[k] {
+				a[k] = (tau - s[k]) / st.p[k]
+			} else {
+				a[k] = 0
+			}
+		}
+	}
+}
+
+// apply computes out = H x for the reduced system.
+func (st *state) apply(x, out []float64, w *work) {
+	n, M := st.n, st.M
+	st.rowProducts(x, w.rg)
+	for m := 0; m < M; m++ {
+		dl := 0.0
+		if b := st.bi[m]; b >= 0 {
+			dl = x[b]
+		}
+		for i := 0; i < n; i++ {
+			k := m*n + i
+			w.s[k] = w.rg[k] - dl*st.pc[k]
+		}
+	}
+	st.project(w.s, w.a)
+	for m := 0; m < M; m++ {
+		dl := 0.0
+		b := st.bi[m]
+		if b >= 0 {
+			dl = x[b]
+		}
+		am := w.a[m*n : (m+1)*n]
+		var lsum float64
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			out[q] = x[q]*st.colsum[q] - dl*st.qc[q] + dot(st.gam[q*n:(q+1)*n], am)
+			lsum += x[q] * st.qc[q]
+		}
+		if b >= 0 {
+			out[b] = -(lsum - dl*st.sc2[m] + dot(am, st.pc[m*n:(m+1)*n]))
+		}
+	}
+}
+
+func (st *state) solveDense(rhs, x []float64, w *work) error {
+	dim := len(rhs)
+	full := make([]float64, dim*dim)
+	e := make([]float64, dim)
+	maxd := 0.0
+	for k := 0; k < dim; k++ {
+		e[k] = 1
+		st.apply(e, full[k*dim:(k+1)*dim], w) // column k, stored as row k
+		e[k] = 0
+		maxd = math.Max(maxd, full[k*dim+k])
+	}
+	H := mat.NewSymDense(dim, nil)
+	for k := 0; k < dim; k++ {
+		for l := k; l < dim; l++ {
+			H.SetSym(k, l, 0.5*(full[k*dim+l]+full[l*dim+k]))
+		}
+	}
+	var chol mat.Cholesky
+	ridge := 0.0
+	for try := 0; try < 8; try++ {
+		A := H
+		if ridge > 0 {
+			A = mat.NewSymDense(dim, nil)
+			A.CopySym(H)
+			for k := 0; k < dim; k++ {
+				A.SetSym(k, k, A.At(k, k)+ridge)
+			}
+		}
+		if chol.Factorize(A) {
+			xv := mat.NewVecDense(dim, x)
+			if err := chol.SolveVecTo(xv, mat.NewVecDense(dim, rhs)); err == nil || ridge > 0 {
+				return nil
+			}
+		}
+		if ridge == 0 {
+			ridge = 1e-14 * math.Max(maxd, 1e-300)
+		} else {
+			ridge *= 100
+		}
+	}
+	return fmt.Errorf("%w: dense KKT system (size %d) is not positive definite", ErrNotConverged, dim)
+}
+
+func (st *state) solveCG(rhs, x []float64, w *work) error {
+	dim := len(rhs)
+	pre := make([]float64, dim)
+	for q := 0; q < st.n; q++ {
+		pre[q] = 1 / st.colsum[q]
+	}
+	for m := 0; m < st.M; m++ {
+		if b := st.bi[m]; b >= 0 {
+			pre[b] = 1 / math.Max(st.sc2[m], 1e-300)
+		}
+	}
+	r := append([]float64(nil), rhs...)
+	for k := range x {
+		x[k] = 0
+	}
+	bn := math.Sqrt(dot(rhs, rhs))
+	if bn == 0 {
+		return nil
+	}
+	z := make([]float64, dim)
+	for k := range z {
+		z[k] = pre[k] * r[k]
+	}
+	p := append([]float64(nil), z...)
+	Ap := make([]float64, dim)
+	rz := dot(r, z)
+	maxIt := 20 * dim
+	if maxIt < 1000 {
+		maxIt = 1000
+	}
+	rn := bn
+	for it := 0; it < maxIt; it++ {
+		st.apply(p, Ap, w)
+		pAp := dot(p, Ap)
+		if !(pAp > 0) {
+			break
+		}
+		a := rz / pAp
+		axpy(a, p, x)
+		axpy(-a, Ap, r)
+		rn = math.Sqrt(dot(r, r))
+		if rn <= st.cgTol*bn {
+			return nil
+		}
+		for k := range z {
+			z[k] = pre[k] * r[k]
+		}
+		rzn := dot(r, z)
+		beta := rzn / rz
+		rz = rzn
+		for k := range p {
+			p[k] = z[k] + beta*p[k]
+		}
+	}
+	if rn > 1e-6*bn {
+		return fmt.Errorf("%w: conjugate gradients stopped at relative residual %.3g (n = %d)", ErrNotConverged, rn/bn, st.n)
+	}
+	return nil
+}
+
+func dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+3 < len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+func axpy(alpha float64, x, y []float64) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}

@@ -1,0 +1,159 @@
+package optlayer
+
+import "math"
+
+// Solve solves the LFD problem p: the regularised problem at ε =
+// Settings.Epsilon (PReg, Dual, the backward pass) and a certified answer to
+// the LP itself (P, Objective, LowerBound, Gap). P is always exactly
+// feasible. The solve ends when the relative gap is ≤ Settings.Tol and the
+// regularised residual is ≤ Settings.RegTol, or after Settings.MaxIter sweeps
+// (Status = IterationLimit; the bounds are still valid). If the regularised
+// optimum at ε is not within Tol of the LP value, ε is decreased further for
+// the certificate only (PReg and Dual stay at Settings.Epsilon).
+func Solve(p *Problem, s *Settings) (*Result, error) {
+	in, err := p.instance()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := s.config(in)
+	if err != nil {
+		return nil, err
+	}
+	return solveInstance(in, cfg), nil
+}
+
+const (
+	epsFloor       = 1e-6
+	stageSweeps    = 10
+)
+
+func solveInstance(in *instance, cfg config) *Result {
+	s := newSolver(in)
+	s.init(cfg.warm)
+	epsT := cfg.eps
+	s.eps = epsT
+	if cfg.warm == nil {
+		s.eps = math.Max(epsT, epsStart)
+	}
+	res := &Result{M: in.m, N: in.n, P: make([]float64, in.m*in.n), Objective: math.Inf(1), LowerBound: 1}
+	Ptmp := make([]float64, in.m*in.n)
+	var snap *state
+	certified := func() bool {
+		return res.Objective-res.LowerBound <= cfg.tol*res.LowerBound
+	}
+	cert := func() {
+		ub := s.upper(Ptmp)
+		if ub < res.Objective {
+			res.Objective = ub
+			copy(res.P, Ptmp)
+			if cfg.plans {
+				res.Plans = s.plans(res.Plans)
+			}
+		}
+		if lb := s.lower(); lb > res.LowerBound {
+			res.LowerBound = lb
+		}
+	}
+	it := 0
+	// Phase A: ε-scaling (cold start only): a few cheap sweeps, then Newton
+	// to a loose tolerance at every ε.
+	for s.eps > epsT && it < cfg.maxIter {
+		for k := 0; k < stageSweeps && it < cfg.maxIter; k++ {
+			s.gStep()
+			it++
+			s.alphaStep()
+			s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
+		}
+		steps, _ := s.newton(cfg, cfg.maxIter-it, stageTol)
+		it += steps
+		s.alphaStep()
+		s.setEps(math.Max(epsT, s.eps*epsFactor))
+	}
+	// Phase B: Newton at the target ε, then the certificate.
+	for k := 0; k < stageSweeps && it < cfg.maxIter; k++ {
+		s.gStep()
+		it++
+		s.alphaStep()
+		s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
+	}
+	for it < cfg.maxIter {
+		steps, failed := s.newton(cfg, cfg.maxIter-it, cfg.regTol)
+		it += steps + 1
+		r := s.residual()
+		if r <= cfg.regTol || it >= cfg.maxIter {
+			snap = s.snapshot(cfg, r)
+			cert()
+			break
+		}
+		if failed {
+			// fall back to sweeps for a while
+			for k := 0; k < 20 && it < cfg.maxIter; k++ {
+				s.alphaStep()
+				s.lambdaStep(math.Max(cfg.regTol/2, s.resid/float64(s.M)))
+				s.gStep()
+				it++
+			}
+		}
+	}
+	if snap == nil {
+		s.gStep()
+		snap = s.snapshot(cfg, s.residual())
+		cert()
+	}
+	// Phase C: the regularised optimum is not within Tol of the LP value;
+	// keep decreasing ε for the certificate only.
+	for !certified() && it < cfg.maxIter && s.eps > epsFloor {
+		s.setEps(math.Max(epsFloor, s.eps/2))
+		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol)
+		it += steps + 1
+		cert()
+	}
+
+	res.Iterations = it
+	res.Gap = math.Max(0, res.Objective-res.LowerBound)
+	res.RelGap = res.Gap / res.LowerBound
+	if certified() {
+		res.Status = Optimal
+	} else {
+		res.Status = IterationLimit
+	}
+	snap.fill(res)
+	return res
+}
+
+func (s *solver) setEps(eps float64) {
+	s.eps = eps
+	for m := range s.need {
+		s.need[m] = true
+	}
+}
+
+// plans materialises the feasible (shrunk) plans of the current
+// column-exact state in the original n×n layout.
+func (s *solver) plans(dst [][]float64) [][]float64 {
+	n, M := s.n, s.M
+	if dst == nil {
+		dst = make([][]float64, M)
+		for m := range dst {
+			dst[m] = make([]float64, n*n)
+		}
+	}
+	for m := 0; m < M; m++ {
+		t := s.shrink(m)
+		pm := dst[m]
+		for k := range pm {
+			pm[k] = 0
+		}
+		um := s.u[m*n : (m+1)*n]
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			j := s.order[q]
+			kr := s.K[q*n : (q+1)*n]
+			w := t * s.v[q]
+			for i, k := range kr {
+				pm[i*n+j] = w * k * um[i]
+			}
+			pm[j*n+j] += (1 - t) * s.ninv[m]
+		}
+	}
+	return dst
+}

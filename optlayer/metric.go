@@ -1,0 +1,117 @@
+package optlayer
+
+import "math"
+
+// Costs returns the n×n row-major cost matrix of n points with dim features
+// each (row-major x) under the metric. It rejects bad shapes and non-finite
+// features or costs.
+func Costs(x []float64, n, dim int, metric Metric) ([]float64, error) {
+	if err := checkFeatures(x, n, dim, metric); err != nil {
+		return nil, err
+	}
+	c := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		xi := x[i*dim : (i+1)*dim]
+		for j := i + 1; j < n; j++ {
+			xj := x[j*dim : (j+1)*dim]
+			var d2 float64
+			for k, a := range xi {
+				d := a - xj[k]
+				d2 += d * d
+			}
+			v := d2
+			if metric == Euclidean {
+				v = math.Sqrt(d2)
+			}
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return nil, invalidf("cost between points %d and %d overflows (%v)", i, j, v)
+			}
+			c[i*n+j] = v
+			c[j*n+i] = v
+		}
+	}
+	return c, nil
+}
+
+func checkFeatures(x []float64, n, dim int, metric Metric) error {
+	if n < 1 {
+		return invalidf("N = %d, want ≥ 1", n)
+	}
+	if dim < 1 {
+		return invalidf("Dim = %d, want ≥ 1 with Features", dim)
+	}
+	if len(x) != n*dim {
+		return invalidf("len(Features) = %d, want N×Dim = %d×%d = %d", len(x), n, dim, n*dim)
+	}
+	if metric != Euclidean && metric != SqEuclidean {
+		return invalidf("unknown Metric %d", int(metric))
+	}
+	for k, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return invalidf("Features[%d] (point %d, dim %d) = %v is not finite", k, k/dim, k%dim, v)
+		}
+	}
+	return nil
+}
+
+// CostGrad chains ∂L/∂C (n×n row-major) through the metric and returns
+// ∂L/∂X (n×dim row-major). For Euclidean costs the derivative at zero
+// distance is taken as 0 (a valid subgradient).
+func CostGrad(x []float64, n, dim int, metric Metric, gradC []float64) ([]float64, error) {
+	if err := checkFeatures(x, n, dim, metric); err != nil {
+		return nil, err
+	}
+	if len(gradC) != n*n {
+		return nil, invalidf("len(gradC) = %d, want N² = %d", len(gradC), n*n)
+	}
+	for k, v := range gradC {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, invalidf("gradC[%d] = %v is not finite", k, v)
+		}
+	}
+	out := make([]float64, n*dim)
+	for i := 0; i < n; i++ {
+		xi := x[i*dim : (i+1)*dim]
+		oi := out[i*dim : (i+1)*dim]
+		for j := i + 1; j < n; j++ {
+			w := gradC[i*n+j] + gradC[j*n+i]
+			if w == 0 {
+				continue
+			}
+			xj := x[j*dim : (j+1)*dim]
+			oj := out[j*dim : (j+1)*dim]
+			var f float64
+			if metric == SqEuclidean {
+				f = 2 * w
+			} else {
+				var d2 float64
+				for k, a := range xi {
+					d := a - xj[k]
+					d2 += d * d
+				}
+				if d2 == 0 {
+					continue
+				}
+				f = w / math.Sqrt(d2)
+			}
+			for k, a := range xi {
+				d := f * (a - xj[k])
+				oi[k] += d
+				oj[k] -= d
+			}
+		}
+	}
+	return out, nil
+}
+
+// FeatureGrad chains ∂L/∂C through the metric of a problem given by
+// Features and returns ∂L/∂Features (N×Dim).
+func (r *Result) FeatureGrad(gradC []float64) ([]float64, error) {
+	if r.st == nil {
+		return nil, ErrNoState
+	}
+	if r.st.feat == nil {
+		return nil, invalidf("FeatureGrad: the problem was given by Cost, not Features")
+	}
+	return CostGrad(r.st.feat, r.st.n, r.st.dim, r.st.metric, gradC)
+}

@@ -1,0 +1,569 @@
+package optlayer
+
+// The forward pass.
+//
+// Reduced LP (Theorem 1). Column j belongs to exactly one class y_j, so only
+// γ_m(i,j) with y_j = m can be non-zero: n² variables γ(i,j), where the class
+// of an entry is the class of its column.
+//
+//	v = min Σ_i max_m p_m(i),  p_m(i) = Σ_{j: y_j=m} γ(i,j)
+//	    s.t. γ ≥ 0,  Σ_i γ(i,j) = 1/n_{y_j},  Σ_{i, j: y_j=m} γ(i,j) c(i,j) ≤ ϑ_m.
+//
+// LP dual. Write max_m p_m(i) = max_{α_i ∈ Δ_M} Σ_m α_m(i) p_m(i) (Δ_M the
+// simplex), and attach g(j) to the columns and λ_m ≥ 0 to the budgets. The
+// Lagrangian is linear in γ ≥ 0 with coefficient α_m(i) − g(j) + λ_m c(i,j),
+// which must be ≥ 0; hence for any α_i ∈ Δ_M and λ ≥ 0
+//
+//	LB(α, λ) = Σ_j g(j)/n_{y_j} − Σ_m λ_m ϑ_m,  g(j) = min_i (α_m(i) + λ_m c(i,j))
+//
+// is a lower bound on v (weak duality). This is the certificate's lower bound.
+// For ϑ_m = 0 the budget forces γ(i,j) = 0 wherever c(i,j) > 0 (λ_m = ∞): the
+// minimum runs over the zero-cost entries only and the λϑ term is 0.
+//
+// Entropic regularisation. Add ε Σ γ(log γ − 1). Minimising the Lagrangian
+// over γ gives γ(i,j) = exp((g(j) − α_m(i) − λ_m c(i,j))/ε) and the smooth
+// concave dual
+//
+//	D(g, α, λ) = Σ_j g(j)/n_{y_j} − Σ_m λ_m ϑ_m − ε Σ_ij γ(i,j),
+//
+// maximised over α_i ∈ Δ_M, λ ≥ 0, g free. Its partial gradients are the
+// primal residuals: ∂D/∂g(j) = 1/n_{y_j} − Σ_i γ(i,j), ∂D/∂λ_m = Σ γ c − ϑ_m,
+// ∂D/∂α_m(i) = p_m(i). Exact block maximisation:
+//
+//   - g: g(j) ← g(j) + ε log((1/n_{y_j}) / Σ_i γ(i,j))  (Sinkhorn column scaling);
+//   - α_i ∈ Δ_M: with A_m(i) = Σ_j exp((g(j) − λ_m c(i,j))/ε) the row mass at
+//     α = 0, the block problem is max −ε Σ_m A_m e^{−α_m/ε} over the simplex;
+//     KKT gives p_m = min(A_m, μ_i), α_m = ε max(0, log A_m − log μ_i) with
+//     Σ_m α_m = 1: water filling, solved exactly by sorting log A_m;
+//   - λ_m: the 1-D concave problem has derivative S_m(λ) − ϑ_m with S_m the
+//     plan's cost; log S_m is convex decreasing in λ, so a Newton step on
+//     log S_m − log ϑ_m (Δλ = ε log(S/ϑ) · S / Σγc²) approaches the root
+//     monotonically from the left; λ_m = 0 when the budget is slack.
+//
+// Numerics. Everything is kept in a stabilised kernel form (Schmitzer 2019):
+// K(i,j) = exp((g₀(j) − α₀(i) − λ₀ c(i,j))/ε) with reference potentials, and
+// scalings u(i) = exp((α₀(i) − α(i))/ε), v(j) = exp((g(j) − g₀(j))/ε), so
+// γ = u K v and a sweep costs two matrix–vector products and no exp. The
+// kernel of a class is rebuilt in the log domain (one exp per entry, columns
+// normalised on the fly) when ε or λ_m changes or a scaling leaves
+// [e^{−absorb}, e^{absorb}]. ε is decreased geometrically from a large value
+// to the target (ε-scaling) unless a warm start is given.
+//
+// Upper bound. After a column step γ meets the column constraints exactly.
+// If its cost S_m exceeds ϑ_m, mix it with the zero-cost plan γ⁰(j,j) = 1/n_m:
+// t γ + (1 − t) γ⁰ with t = ϑ_m/S_m is exactly feasible, and its rows give a
+// feasible P whose objective Σ_i max_m P_m(i) is an upper bound on v.
+
+import (
+	"math"
+	"sort"
+)
+
+const (
+	absorbBound = 200.0 // |log u|, |log v| beyond which the kernel is rebuilt
+	epsStart    = 1.0   // first ε of a cold start (dual variables are O(1))
+	epsFactor   = 0.25  // ε-scaling factor
+	stageTol    = 1e-2  // residual at which an intermediate ε stage ends
+)
+
+type solver struct {
+	in    *instance
+	n, M  int
+	eps   float64
+	order []int     // position q → original column index j, grouped by class
+	off   []int     // class m holds positions off[m] … off[m+1]−1
+	ninv  []float64 // 1/n_m
+	theta []float64
+	zero  []bool // ϑ_m = 0: γ restricted to zero-cost entries
+
+	ct []float64 // ct[q*n+i] = c(i, order[q])
+	K  []float64 // stabilised kernel, same layout
+
+	g, g0, v            []float64 // per position
+	alpha, alpha0, u    []float64 // M×n
+	lam                 []float64 // current λ
+	need                []bool    // class kernel must be rebuilt
+	s, p                []float64 // M×n: Σ_j K v per row; column-exact row masses u·s
+	S, S2               []float64 // per class Σγc, Σγc² of the column-exact plan
+	colsum              []float64 // per position (evalPhi)
+	resid               float64   // Σ_j |column sum − 1/n_m| seen by the last column step
+	rebuilds            int
+	idx                 []int
+	amScratch, wfA, wfT []float64
+}
+
+func newSolver(in *instance) *solver {
+	n, M := in.n, in.m
+	s := &solver{in: in, n: n, M: M, theta: in.theta}
+	s.off = make([]int, M+1)
+	cnt := make([]int, M)
+	for _, y := range in.labels {
+		cnt[y]++
+	}
+	for m := 0; m < M; m++ {
+		s.off[m+1] = s.off[m] + cnt[m]
+	}
+	s.order = make([]int, n)
+	fill := append([]int(nil), s.off[:M]...)
+	for j, y := range in.labels {
+		s.order[fill[y]] = j
+		fill[y]++
+	}
+	s.ninv = make([]float64, M)
+	s.zero = make([]bool, M)
+	for m := range s.ninv {
+		s.ninv[m] = 1 / float64(cnt[m])
+		s.zero[m] = in.theta[m] == 0
+	}
+	s.ct = make([]float64, n*n)
+	for q, j := range s.order {
+		row := s.ct[q*n : (q+1)*n]
+		for i := 0; i < n; i++ {
+			row[i] = in.cost[i*n+j]
+		}
+	}
+	s.K = make([]float64, n*n)
+	s.g = make([]float64, n)
+	s.g0 = make([]float64, n)
+	s.v = make([]float64, n)
+	s.alpha = make([]float64, M*n)
+	s.alpha0 = make([]float64, M*n)
+	s.u = make([]float64, M*n)
+	s.lam = make([]float64, M)
+	s.need = make([]bool, M)
+	s.s = make([]float64, M*n)
+	s.p = make([]float64, M*n)
+	s.S = make([]float64, M)
+	s.S2 = make([]float64, M)
+	s.colsum = make([]float64, n)
+	s.idx = make([]int, M)
+	s.wfA = make([]float64, M)
+	s.wfT = make([]float64, M)
+	s.amScratch = make([]float64, n)
+	return s
+}
+
+func (s *solver) classOf(q int) int {
+	return s.in.labels[s.order[q]]
+}
+
+// rebuild recomputes the kernel of class m in the log domain from the current
+// g, α, λ and ε, and performs an exact column step at the same time.
+func (s *solver) rebuild(m int) {
+	s.rebuilds++
+	n := s.n
+	ie := 1 / s.eps
+	am := s.amScratch
+	for i := 0; i < n; i++ {
+		am[i] = s.alpha[m*n+i] * ie
+	}
+	le := s.lam[m] * ie
+	ninv := s.ninv[m]
+	lninv := math.Log(ninv)
+	var S, S2 float64
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		kr := s.K[q*n : (q+1)*n]
+		cr := s.ct[q*n : (q+1)*n]
+		gq := s.g[q] * ie
+		mx := math.Inf(-1)
+		if s.zero[m] {
+			for i, c := range cr {
+				a := math.Inf(-1)
+				if c == 0 {
+					a = gq - am[i]
+				}
+				kr[i] = a
+				if a > mx {
+					mx = a
+				}
+			}
+		} else {
+			for i, c := range cr {
+				a := gq - am[i] - le*c
+				kr[i] = a
+				if a > mx {
+					mx = a
+				}
+			}
+		}
+		var sum float64
+		for i, a := range kr {
+			e := math.Exp(a - mx)
+			kr[i] = e
+			sum += e
+		}
+		// Column sum before the step is e^{mx}·sum; the target is ninv.
+		lcs := mx + math.Log(sum)
+		d := lcs - lninv
+		if d > 700 {
+			d = 700
+		}
+		s.resid += ninv * math.Abs(math.Expm1(d))
+		scale := ninv / sum
+		var csc, csc2 float64
+		for i, c := range cr {
+			w := kr[i] * scale
+			kr[i] = w
+			wc := w * c
+			csc += wc
+			csc2 += wc * c
+		}
+		S += csc
+		S2 += csc2
+		s.g[q] += s.eps * (lninv - lcs)
+		s.g0[q] = s.g[q]
+		s.v[q] = 1
+	}
+	copy(s.alpha0[m*n:(m+1)*n], s.alpha[m*n:(m+1)*n])
+	um := s.u[m*n : (m+1)*n]
+	for i := range um {
+		um[i] = 1
+	}
+	s.S[m], s.S2[m] = S, S2
+	s.need[m] = false
+}
+
+// columnStep is the cheap Sinkhorn column scaling of class m. It reports
+// false when the kernel must be rebuilt instead.
+func (s *solver) columnStep(m int) bool {
+	n := s.n
+	um := s.u[m*n : (m+1)*n]
+	ninv := s.ninv[m]
+	var S, S2, res float64
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		kr := s.K[q*n : (q+1)*n]
+		cr := s.ct[q*n : (q+1)*n]
+		kr = kr[:len(um)]
+		cr = cr[:len(um)]
+		var cs0, cs1, c0, c1, d0, d1 float64
+		i := 0
+		for ; i+1 < len(um); i += 2 {
+			w0 := kr[i] * um[i]
+			w1 := kr[i+1] * um[i+1]
+			cs0 += w0
+			cs1 += w1
+			x0 := w0 * cr[i]
+			x1 := w1 * cr[i+1]
+			c0 += x0
+			c1 += x1
+			d0 += x0 * cr[i]
+			d1 += x1 * cr[i+1]
+		}
+		for ; i < len(um); i++ {
+			w0 := kr[i] * um[i]
+			cs0 += w0
+			x0 := w0 * cr[i]
+			c0 += x0
+			d0 += x0 * cr[i]
+		}
+		cs := cs0 + cs1
+		if !(cs > 0) || math.IsInf(cs, 0) {
+			return false
+		}
+		res += math.Abs(s.v[q]*cs - ninv)
+		vq := ninv / cs
+		if vq > math.Exp(absorbBound) || vq < math.Exp(-absorbBound) {
+			return false
+		}
+		s.v[q] = vq
+		s.g[q] = s.g0[q] + s.eps*math.Log(vq)
+		S += vq * (c0 + c1)
+		S2 += vq * (d0 + d1)
+	}
+	s.resid += res
+	s.S[m], s.S2[m] = S, S2
+	return true
+}
+
+// rowStep accumulates s_m(i) = Σ_j K(i,j) v(j) and the column-exact row
+// masses p_m(i) = u_m(i) s_m(i).
+func (s *solver) rowStep(m int) {
+	n := s.n
+	sm := s.s[m*n : (m+1)*n]
+	for i := range sm {
+		sm[i] = 0
+	}
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		vq := s.v[q]
+		kr := s.K[q*n : (q+1)*n]
+		kr = kr[:len(sm)]
+		for i, k := range kr {
+			sm[i] += vq * k
+		}
+	}
+	um := s.u[m*n : (m+1)*n]
+	pm := s.p[m*n : (m+1)*n]
+	for i := range pm {
+		pm[i] = um[i] * sm[i]
+	}
+}
+
+// gStep performs the column block (and recomputes the row sums).
+func (s *solver) gStep() {
+	s.resid = 0
+	for m := 0; m < s.M; m++ {
+		if s.need[m] || !s.columnStep(m) {
+			s.rebuild(m)
+		}
+		s.rowStep(m)
+	}
+}
+
+// budgetResid is the relative budget violation of the column-exact plan.
+func (s *solver) budgetResid() float64 {
+	var r float64
+	for m := 0; m < s.M; m++ {
+		r = math.Max(r, s.budgetResidClass(m))
+	}
+	return r
+}
+
+func (s *solver) budgetResidClass(m int) float64 {
+	if s.zero[m] {
+		return 0
+	}
+	x := s.S[m]/s.theta[m] - 1
+	if s.lam[m] == 0 && x < 0 {
+		return 0
+	}
+	return math.Abs(x)
+}
+
+// residual combines the relative marginal and budget residuals.
+func (s *solver) residual() float64 {
+	return math.Max(s.resid/float64(s.M), s.budgetResid())
+}
+
+// alphaStep is the water-filling row block.
+func (s *solver) alphaStep() {
+	n, M := s.n, s.M
+	ie := 1 / s.eps
+	a := s.wfA
+	al := s.wfT
+	for i := 0; i < n; i++ {
+		for m := 0; m < M; m++ {
+			sm := s.s[m*n+i]
+			if sm > 0 {
+				a[m] = math.Log(sm) + s.alpha0[m*n+i]*ie
+			} else {
+				a[m] = math.Inf(-1)
+			}
+		}
+		if !waterfill(a, s.eps, al, s.idx) {
+			continue
+		}
+		for m := 0; m < M; m++ {
+			k := m*n + i
+			s.alpha[k] = al[m]
+			x := (s.alpha0[k] - al[m]) * ie
+			if x > absorbBound || x < -absorbBound {
+				s.need[m] = true
+				x = math.Max(-absorbBound, math.Min(absorbBound, x))
+			}
+			s.u[k] = math.Exp(x)
+		}
+	}
+}
+
+// waterfill solves Σ_m max(0, ε(a_m − t)) = 1 for t and writes
+// α_m = max(0, ε(a_m − t)). Entries a_m = −∞ get α_m = 0. It reports false
+// when every a_m is −∞ (α is then left unchanged).
+func waterfill(a []float64, eps float64, alpha []float64, idx []int) bool {
+	M := len(a)
+	k := 0
+	for m := 0; m < M; m++ {
+		if !math.IsInf(a[m], -1) {
+			idx[k] = m
+			k++
+		}
+	}
+	if k == 0 {
+		return false
+	}
+	ids := idx[:k]
+	// insertion sort, descending (M is small)
+	for x := 1; x < k; x++ {
+		y := ids[x]
+		z := x - 1
+		for z >= 0 && a[ids[z]] < a[y] {
+			ids[z+1] = ids[z]
+			z--
+		}
+		ids[z+1] = y
+	}
+	ie := 1 / eps
+	var sum, t float64
+	for r := 0; r < k; r++ {
+		sum += a[ids[r]]
+		t = (sum - ie) / float64(r+1)
+		if r+1 == k || a[ids[r+1]] <= t {
+			break
+		}
+	}
+	for m := 0; m < M; m++ {
+		alpha[m] = 0
+	}
+	var tot float64
+	for _, m := range ids {
+		if d := a[m] - t; d > 0 {
+			alpha[m] = eps * d
+			tot += alpha[m]
+		}
+	}
+	// Remove the rounding error so that Σ_m α_m = 1 to machine precision.
+	if tot > 0 {
+		for _, m := range ids {
+			alpha[m] /= tot
+		}
+	}
+	return true
+}
+
+// lambdaStep takes a Newton step on log S_m(λ) − log ϑ_m for every class
+// whose budget residual exceeds thr. It returns whether any λ changed.
+func (s *solver) lambdaStep(thr float64) {
+	for m := 0; m < s.M; m++ {
+		if s.zero[m] || s.budgetResidClass(m) <= thr {
+			continue
+		}
+		S, S2 := s.S[m], s.S2[m]
+		if !(S > 0) || !(S2 > 0) {
+			continue
+		}
+		d := s.eps * math.Log(S/s.theta[m]) * S / S2
+		nl := s.lam[m] + d
+		if nl < 0 {
+			nl = 0
+		}
+		if nl != s.lam[m] {
+			s.lam[m] = nl
+			s.need[m] = true
+		}
+	}
+}
+
+// upper rounds the column-exact plan to a feasible one and returns its
+// objective; if P is non-nil the feasible rows are written there.
+func (s *solver) upper(P []float64) float64 {
+	n, M := s.n, s.M
+	var ub float64
+	t := s.wfT
+	for m := 0; m < M; m++ {
+		t[m] = s.shrink(m)
+	}
+	for i := 0; i < n; i++ {
+		y := s.in.labels[i]
+		mx := 0.0
+		for m := 0; m < M; m++ {
+			x := t[m] * s.p[m*n+i]
+			if m == y {
+				x += (1 - t[m]) * s.ninv[m]
+			}
+			if P != nil {
+				P[m*n+i] = x
+			}
+			if x > mx {
+				mx = x
+			}
+		}
+		ub += mx
+	}
+	return ub
+}
+
+// shrink is the mixing weight t of the column-exact plan of class m with the
+// zero-cost plan that makes the budget hold.
+func (s *solver) shrink(m int) float64 {
+	if s.zero[m] || s.S[m] <= s.theta[m]*(1-1e-12) {
+		return 1
+	}
+	return s.theta[m] * (1 - 1e-12) / s.S[m]
+}
+
+// lower evaluates the LP dual bound at the current (α, λ).
+func (s *solver) lower() float64 {
+	n := s.n
+	var lb float64
+	for m := 0; m < s.M; m++ {
+		am := s.alpha[m*n : (m+1)*n]
+		lam := s.lam[m]
+		var sum float64
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			cr := s.ct[q*n : (q+1)*n]
+			cr = cr[:len(am)]
+			mn := math.Inf(1)
+			if s.zero[m] {
+				for i, c := range cr {
+					if c == 0 && am[i] < mn {
+						mn = am[i]
+					}
+				}
+			} else {
+				for i, c := range cr {
+					if x := am[i] + lam*c; x < mn {
+						mn = x
+					}
+				}
+			}
+			sum += mn
+		}
+		lb += sum * s.ninv[m]
+		if !s.zero[m] {
+			lb -= lam * s.theta[m]
+		}
+	}
+	return lb
+}
+
+// init sets the starting dual: a warm start or α = 1/M, λ = 0, g = 0.
+func (s *solver) init(w *Dual) {
+	n, M := s.n, s.M
+	if w != nil {
+		for q, j := range s.order {
+			s.g[q] = w.G[j]
+		}
+		copy(s.lam, w.Lambda)
+		a := s.wfA
+		for i := 0; i < n; i++ {
+			// project the given α_i onto the simplex
+			for m := 0; m < M; m++ {
+				a[m] = w.Alpha[m*n+i]
+			}
+			projectSimplex(a, s.wfT, s.idx)
+			for m := 0; m < M; m++ {
+				s.alpha[m*n+i] = s.wfT[m]
+			}
+		}
+	} else {
+		for k := range s.alpha {
+			s.alpha[k] = 1 / float64(M)
+		}
+	}
+	for m := 0; m < M; m++ {
+		if s.zero[m] {
+			s.lam[m] = 0
+		}
+		s.need[m] = true
+	}
+}
+
+// projectSimplex writes the Euclidean projection of a onto the simplex.
+func projectSimplex(a, out []float64, idx []int) {
+	M := len(a)
+	for m := range idx[:M] {
+		idx[m] = m
+	}
+	ids := idx[:M]
+	sort.Slice(ids, func(x, y int) bool { return a[ids[x]] > a[ids[y]] })
+	var sum, t float64
+	for r := 0; r < M; r++ {
+		sum += a[ids[r]]
+		t = (sum - 1) / float64(r+1)
+		if r+1 == M || a[ids[r+1]] <= t {
+			break
+		}
+	}
+	for m := 0; m < M; m++ {
+		out[m] = math.Max(0, a[m]-t)
+	}
+}

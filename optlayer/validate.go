@@ -1,0 +1,203 @@
+package optlayer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrInvalid is wrapped by every error that reports bad input.
+var ErrInvalid = errors.New("optlayer: invalid input")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// instance is a validated problem: costs materialised, classes indexed.
+type instance struct {
+	n, m   int
+	cost   []float64 // n×n row-major c(i,j)
+	labels []int
+	theta  []float64 // length M
+	feat   []float64 // features when the problem gave them (for FeatureGrad)
+	dim    int
+	metric Metric
+}
+
+// Validate checks a Problem without solving it. Solve calls it first.
+func (p *Problem) Validate() error {
+	_, err := p.instance()
+	return err
+}
+
+func (p *Problem) instance() (*instance, error) {
+	if p == nil {
+		return nil, invalidf("nil problem")
+	}
+	n := p.N
+	if n < 1 {
+		return nil, invalidf("N = %d, want ≥ 1", n)
+	}
+	if len(p.Labels) != n {
+		return nil, invalidf("len(Labels) = %d, want N = %d", len(p.Labels), n)
+	}
+	m := 0
+	for i, y := range p.Labels {
+		if y < 0 {
+			return nil, invalidf("Labels[%d] = %d is negative", i, y)
+		}
+		if y >= n {
+			return nil, invalidf("Labels[%d] = %d ≥ N = %d: some class would be empty", i, y, n)
+		}
+		if y+1 > m {
+			m = y + 1
+		}
+	}
+	count := make([]int, m)
+	for _, y := range p.Labels {
+		count[y]++
+	}
+	for c, k := range count {
+		if k == 0 {
+			return nil, invalidf("class %d has no point (labels must be 0…M−1 with every class present, M = %d)", c, m)
+		}
+	}
+	in := &instance{n: n, m: m, labels: p.Labels, metric: p.Metric}
+	switch {
+	case p.Cost != nil && p.Features != nil:
+		return nil, invalidf("both Cost and Features are set; give exactly one")
+	case p.Cost == nil && p.Features == nil:
+		return nil, invalidf("neither Cost nor Features is set; give exactly one")
+	case p.Cost != nil:
+		if len(p.Cost) != n*n {
+			return nil, invalidf("len(Cost) = %d, want N² = %d", len(p.Cost), n*n)
+		}
+		for k, c := range p.Cost {
+			if math.IsNaN(c) || math.IsInf(c, 0) {
+				return nil, invalidf("Cost[%d] (i=%d, j=%d) = %v is not finite", k, k/n, k%n, c)
+			}
+			if c < 0 {
+				return nil, invalidf("Cost[%d] (i=%d, j=%d) = %v is negative", k, k/n, k%n, c)
+			}
+		}
+		for i := 0; i < n; i++ {
+			if c := p.Cost[i*n+i]; c != 0 {
+				return nil, invalidf("Cost[%d,%d] = %v, want 0 on the diagonal (c(x,x) = 0)", i, i, c)
+			}
+		}
+		in.cost = p.Cost
+	default:
+		c, err := Costs(p.Features, n, p.Dim, p.Metric)
+		if err != nil {
+			return nil, err
+		}
+		in.cost = c
+		in.feat = p.Features
+		in.dim = p.Dim
+	}
+	switch len(p.Theta) {
+	case 1:
+		in.theta = make([]float64, m)
+		for k := range in.theta {
+			in.theta[k] = p.Theta[0]
+		}
+	case m:
+		in.theta = append([]float64(nil), p.Theta...)
+	default:
+		return nil, invalidf("len(Theta) = %d, want 1 or M = %d", len(p.Theta), m)
+	}
+	for k, t := range in.theta {
+		if math.IsNaN(t) || math.IsInf(t, 0) || t < 0 {
+			return nil, invalidf("Theta for class %d = %v, want finite and ≥ 0", k, t)
+		}
+	}
+	return in, nil
+}
+
+// settings with defaults filled in.
+type config struct {
+	eps, tol, regTol, cgTol float64
+	maxIter                 int
+	plans                   bool
+	warm                    *Dual
+	trace                   func(it int, s *solver, r float64) // tests only
+}
+
+// Defaults used when a Settings field is zero.
+const (
+	DefaultEpsilon = 1e-3
+	DefaultTol     = 1e-3
+	DefaultMaxIter = 20000
+	DefaultCGTol   = 1e-10
+)
+
+func (s *Settings) config(in *instance) (config, error) {
+	c := config{eps: DefaultEpsilon, tol: DefaultTol, maxIter: DefaultMaxIter, cgTol: DefaultCGTol}
+	if s == nil {
+		c.regTol = defaultRegTol(c.tol)
+		return c, nil
+	}
+	check := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return invalidf("Settings.%s = %v, want finite and ≥ 0 (0 = default)", name, v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+		dst  *float64
+	}{{"Epsilon", s.Epsilon, &c.eps}, {"Tol", s.Tol, &c.tol}, {"RegTol", s.RegTol, &c.regTol}, {"CGTol", s.CGTol, &c.cgTol}} {
+		if err := check(f.name, f.v); err != nil {
+			return c, err
+		}
+		if f.v > 0 {
+			*f.dst = f.v
+		}
+	}
+	if c.eps < 1e-6 {
+		return c, invalidf("Settings.Epsilon = %v is below the supported minimum 1e-6", c.eps)
+	}
+	if c.eps > 1e3 {
+		return c, invalidf("Settings.Epsilon = %v is above the supported maximum 1e3", c.eps)
+	}
+	if c.tol < 1e-12 {
+		return c, invalidf("Settings.Tol = %v is below the supported minimum 1e-12", c.tol)
+	}
+	if s.RegTol == 0 {
+		c.regTol = defaultRegTol(c.tol)
+	}
+	if s.MaxIter < 0 {
+		return c, invalidf("Settings.MaxIter = %d, want ≥ 0 (0 = default)", s.MaxIter)
+	}
+	if s.MaxIter > 0 {
+		c.maxIter = s.MaxIter
+	}
+	c.plans = s.Plans
+	if w := s.Warm; w != nil {
+		if len(w.G) != in.n || len(w.Lambda) != in.m || len(w.Alpha) != in.m*in.n {
+			return c, invalidf("Settings.Warm has len(G)=%d, len(Lambda)=%d, len(Alpha)=%d; want %d, %d, %d",
+				len(w.G), len(w.Lambda), len(w.Alpha), in.n, in.m, in.m*in.n)
+		}
+		for name, xs := range map[string][]float64{"G": w.G, "Lambda": w.Lambda, "Alpha": w.Alpha} {
+			for k, x := range xs {
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					return c, invalidf("Settings.Warm.%s[%d] = %v is not finite", name, k, x)
+				}
+			}
+		}
+		for k, l := range w.Lambda {
+			if l < 0 {
+				return c, invalidf("Settings.Warm.Lambda[%d] = %v is negative", k, l)
+			}
+		}
+		c.warm = w
+	}
+	return c, nil
+}
+
+// defaultRegTol is the relative marginal residual the regularised solve
+// reaches before PReg and the backward pass are trusted.
+func defaultRegTol(tol float64) float64 {
+	return math.Min(1e-6, tol*1e-3)
+}
