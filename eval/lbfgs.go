@@ -66,7 +66,13 @@ func lbfgsMax(fg func(x, g []float64) float64, x0 []float64, maxIter int, gradTo
 			scale(1/math.Max(1, normInf(g)), d)
 			gd = dot(g, d)
 		}
+		// Cap the step at half the current norm of x (at least 1): a
+		// long quasi-Newton step can jump into a region where the
+		// objective is flat (NCA's saturated softmaxes) and stall there.
 		t := 1.0
+		if dn, cap := math.Sqrt(dot(d, d)), stepCap*math.Max(1, math.Sqrt(dot(x, x))); dn > cap {
+			t = cap / dn
+		}
 		var hn float64
 		ok := false
 		for try := 0; try < 50; try++ {
@@ -111,6 +117,8 @@ func lbfgsMax(fg func(x, g []float64) float64, x0 []float64, maxIter int, gradTo
 	st.status = "iteration limit"
 	return x, st
 }
+
+const stepCap = 0.5
 
 func dot(a, b []float64) float64 {
 	s := 0.0

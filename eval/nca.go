@@ -126,6 +126,8 @@ func FitNCA(x []float64, n, d int, y []int, m int, s NCASettings) (*NCAResult, e
 	return res, nil
 }
 
+const ncaInitTarget = 1.0
+
 // scaleInit rescales a (p×d) so the median squared pairwise distance of
 // the projected training points is 1 (left alone if that median is 0).
 func scaleInit(a []float64, p int, x []float64, n, d int) {
@@ -143,7 +145,7 @@ func scaleInit(a []float64, p int, x []float64, n, d int) {
 	sort.Float64s(sq)
 	med := sq[len(sq)/2]
 	if med > 0 && !math.IsInf(med, 0) {
-		s := 1 / math.Sqrt(med)
+		s := math.Sqrt(ncaInitTarget / med)
 		for i := range a {
 			a[i] *= s
 		}
