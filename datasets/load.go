@@ -9,7 +9,8 @@ import (
 // Options are the reader settings Load passes on. Each field applies only
 // to the data sets named in its comment; the others ignore it.
 type Options struct {
-	// Grey: cifar10 returns one BT.601 luma channel, Shape [1, 32, 32].
+	// Grey: cifar10 and miniimagenet return one BT.601 luma channel
+	// (Shape [1, H, W]); the other image sets are grey already.
 	Grey bool
 	// Size is the image side: synthetic-images (default 28), omniglot
 	// (0 = native 105; overrides Omniglot.Size when > 0), covid-ct and
@@ -63,11 +64,16 @@ var loaders = map[string]struct {
 		}
 		return ReadOmniglot(dir, oo)
 	}},
-	"covid-ct": {"covid-ct", func(dir string, o Options) (*Dataset, error) {
-		return nil, fmt.Errorf("covid-ct: reader not available yet in this build")
-	}},
+	"covid-ct": {"covid-ct", func(dir string, o Options) (*Dataset, error) { return ReadCOVIDCT(dir, o.Size) }},
 	"miniimagenet": {"miniimagenet", func(dir string, o Options) (*Dataset, error) {
-		return nil, fmt.Errorf("miniimagenet: reader not available yet in this build")
+		if o.Split == "" {
+			return nil, fmt.Errorf("miniimagenet: no split chosen (Options.Split: train, val or test)")
+		}
+		d, err := ReadMiniImageNet(dir, o.Split, o.Size)
+		if err != nil || !o.Grey {
+			return d, err
+		}
+		return d.Grey()
 	}},
 }
 
@@ -113,4 +119,34 @@ func Load(name, dir string, opts Options) (*Dataset, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// Grey returns a copy of an RGB image data set (Shape [3, H, W]) reduced to
+// ITU-R BT.601 luma 0.299R + 0.587G + 0.114B, Shape [1, H, W]. A data set
+// that already has one channel is returned as is; any other shape is an
+// error.
+func (d *Dataset) Grey() (*Dataset, error) {
+	if len(d.Shape) == 3 && d.Shape[0] == 1 {
+		return d, nil
+	}
+	if len(d.Shape) != 3 || d.Shape[0] != 3 {
+		return nil, fmt.Errorf("dataset %s: cannot make shape %v grey (want [3 H W])", d.Name, d.Shape)
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	plane := d.Shape[1] * d.Shape[2]
+	out := &Dataset{Name: d.Name, Shape: []int{1, d.Shape[1], d.Shape[2]}, Classes: d.Classes,
+		Labels: append([]int(nil), d.Labels...), X: make([]float32, d.Len()*plane)}
+	if d.Files != nil {
+		out.Files = append([]string(nil), d.Files...)
+	}
+	for i := 0; i < d.Len(); i++ {
+		src := d.Sample(i)
+		dst := out.X[i*plane : (i+1)*plane]
+		for p := range dst {
+			dst[p] = 0.299*src[p] + 0.587*src[plane+p] + 0.114*src[2*plane+p]
+		}
+	}
+	return out, nil
 }

@@ -1,6 +1,12 @@
 package datasets
 
 import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +57,107 @@ func TestLoadDispatch(t *testing.T) {
 	want := "cifar10 covid-ct lung-cancer miniimagenet mnist omniglot synthetic-gauss synthetic-images synthetic-swissroll"
 	if got := strings.Join(Names(), " "); got != want {
 		t.Errorf("Names() = %s", got)
+	}
+}
+
+func pngBytes(t *testing.T, w, h int, c color.Color) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			img.Set(x, y, c)
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func mkfile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Load reaches the other image readers with its options: Omniglot (size,
+// sets from Split), COVID-CT (size) and miniImageNet (split, size, grey).
+func TestLoadImageReaders(t *testing.T) {
+	dir := t.TempDir()
+	om := filepath.Join(dir, "omniglot")
+	mkfile(t, filepath.Join(om, "images_background", "Alpha", "character01", "0001_01.png"), pngBytes(t, 105, 105, color.White))
+	mkfile(t, filepath.Join(om, "images_background", "Alpha", "character02", "0002_01.png"), pngBytes(t, 105, 105, color.Black))
+	d, err := Load("omniglot", om, Options{Size: 7, Split: "background"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Len() != 2 || !equalInts(d.Shape, []int{1, 7, 7}) || len(d.Classes) != 2 {
+		t.Fatalf("omniglot: %d samples of %v, classes %v", d.Len(), d.Shape, d.Classes)
+	}
+
+	mi := filepath.Join(dir, "miniimagenet")
+	red := color.NRGBA{R: 255, A: 255}
+	mkfile(t, filepath.Join(mi, "images", "n0000000100000001.jpg"), pngBytes(t, 10, 10, red))
+	mkfile(t, filepath.Join(mi, "test.csv"), []byte("filename,label\nn0000000100000001.jpg,n00000001\n"))
+	if _, err := Load("miniimagenet", mi, Options{}); err == nil || !strings.Contains(err.Error(), "no split") {
+		t.Fatalf("miniimagenet without split: %v", err)
+	}
+	rgb, err := Load("miniimagenet", mi, Options{Split: "test", Size: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grey, err := Load("miniimagenet", mi, Options{Split: "test", Size: 4, Grey: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalInts(rgb.Shape, []int{3, 4, 4}) || !equalInts(grey.Shape, []int{1, 4, 4}) {
+		t.Fatalf("miniimagenet shapes %v, %v", rgb.Shape, grey.Shape)
+	}
+	if got := grey.X[0]; math.Abs(float64(got)-0.299) > 1e-6 {
+		t.Fatalf("grey of pure red = %v, want 0.299", got)
+	}
+
+	cov := filepath.Join(dir, "covid")
+	mkfile(t, filepath.Join(cov, "CT_COVID", "a.png"), pngBytes(t, 20, 30, color.White))
+	mkfile(t, filepath.Join(cov, "CT_NonCOVID", "b.png"), pngBytes(t, 20, 30, color.Black))
+	d, err = Load("covid-ct", cov, Options{Size: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Len() != 2 || !equalInts(d.Shape, []int{1, 5, 5}) || !equalInts(d.Labels, []int{0, 1}) {
+		t.Fatalf("covid-ct: %d samples of %v, labels %v", d.Len(), d.Shape, d.Labels)
+	}
+}
+
+// Grey() of the colour CIFAR-10 equals the reader's own grey option.
+func TestGreyMatchesCIFARGrey(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "test_batch.bin", cifarRecords(1, 7, 3))
+	rgb, err := ReadCIFAR10(dir, CIFAROptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := ReadCIFAR10(dir, CIFAROptions{Grey: true})
+	got, err := rgb.Grey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalInts(got.Shape, want.Shape) || !equalInts(got.Labels, want.Labels) {
+		t.Fatalf("shape %v labels %v", got.Shape, got.Labels)
+	}
+	for i := range got.X {
+		if math.Abs(float64(got.X[i]-want.X[i])) > 1e-6 {
+			t.Fatalf("value %d: %v vs %v", i, got.X[i], want.X[i])
+		}
+	}
+	if same, _ := want.Grey(); same != want {
+		t.Fatal("grey data set copied")
+	}
+	if _, err := (&Dataset{Shape: []int{56}}).Grey(); err == nil {
+		t.Fatal("feature rows made grey")
 	}
 }
