@@ -1,0 +1,514 @@
+package datasets
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"image/color"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/drknn/drknn/internal/datadir"
+)
+
+func md5hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
+
+// mirror is a test HTTP server holding files by URL path. cut(path, n)
+// makes the next n whole-file requests for path stop half-way (connection
+// aborted); noRange makes it ignore Range headers.
+type mirror struct {
+	mu      sync.Mutex
+	files   map[string][]byte
+	cuts    map[string]int
+	noRange bool
+	ranges  []string // Range headers seen, in order
+	gets    int
+	srv     *httptest.Server
+}
+
+func newMirror(t *testing.T) *mirror {
+	m := &mirror{files: map[string][]byte{}, cuts: map[string]int{}}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *mirror) serve(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	data, ok := m.files[r.URL.Path]
+	rng := r.Header.Get("Range")
+	m.ranges = append(m.ranges, rng)
+	m.gets++
+	cut := m.cuts[r.URL.Path] > 0 && (rng == "" || m.noRange)
+	if cut {
+		m.cuts[r.URL.Path]--
+	}
+	noRange := m.noRange
+	m.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	if cut {
+		w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(data[:len(data)/2])
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // cut the connection mid-body
+	}
+	if noRange {
+		r.Header.Del("Range")
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(data))
+}
+
+// testBlob returns n deterministic bytes.
+func testBlob(n int) []byte {
+	b := make([]byte, n)
+	x := uint32(1)
+	for i := range b {
+		x = x*1664525 + 1013904223
+		b[i] = byte(x >> 24)
+	}
+	return b
+}
+
+func oneFileSet(name, file string, content []byte) FetchSet {
+	return FetchSet{Name: name, Files: []FetchFile{{URL: "https://upstream.invalid/" + file, MD5: md5hex(content), Dest: name + "/" + file}}}
+}
+
+func noLeftovers(t *testing.T, dir string) {
+	t.Helper()
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && (strings.HasSuffix(p, ".part") || strings.Contains(p, ".extract-")) {
+			t.Errorf("left behind: %s", p)
+		}
+		return nil
+	})
+}
+
+// TestFetchRealFilesThroughMirror serves the real lung-cancer.data and the
+// real MNIST test files and fetches them with the built-in table: their
+// recorded checksums must match, the layout must be what the readers read.
+func TestFetchRealFilesThroughMirror(t *testing.T) {
+	data, err := datadir.Require()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMirror(t)
+	for _, p := range []string{"lung-cancer/lung-cancer.data", "mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz"} {
+		b, err := os.ReadFile(filepath.Join(data, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.files["/"+p] = b
+	}
+	dir := t.TempDir()
+	var log bytes.Buffer
+	opts := FetchOptions{Dir: dir, BaseURL: m.srv.URL + "/", Log: &log}
+	lung, _ := LookupFetchSet("lung-cancer")
+	if err := Fetch(context.Background(), lung, opts); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if _, err := ReadLungCancer(filepath.Join(dir, "lung-cancer", "lung-cancer.data")); err != nil {
+		t.Fatalf("fetched file does not read: %v", err)
+	}
+	// Again: complete, so no request at all.
+	before := m.gets
+	if err := Fetch(context.Background(), lung, opts); err != nil || m.gets != before {
+		t.Fatalf("second get: %v, %d requests", err, m.gets-before)
+	}
+	// The MNIST test files against the published md5s (the training files
+	// are not in the shared data, so only these two entries are served).
+	mn, _ := LookupFetchSet("mnist")
+	mn.Files, mn.Check = mn.Files[2:], nil
+	if err := Fetch(context.Background(), mn, opts); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	d, err := ReadMNIST(filepath.Join(dir, "mnist"))
+	if err != nil || d.Len() != 10000 {
+		t.Fatalf("fetched MNIST: %v", err)
+	}
+	noLeftovers(t, dir)
+}
+
+func TestFetchChecksumMismatch(t *testing.T) {
+	m := newMirror(t)
+	good := testBlob(5000)
+	bad := append([]byte(nil), good...)
+	bad[1234] ^= 1
+	m.files["/s/f.bin"] = bad
+	dir := t.TempDir()
+	err := Fetch(context.Background(), oneFileSet("s", "f.bin", good), FetchOptions{Dir: dir, BaseURL: m.srv.URL})
+	if err == nil || !strings.Contains(err.Error(), "checksum mismatch") || !strings.Contains(err.Error(), md5hex(good)) {
+		t.Fatalf("error %v, want a checksum mismatch naming the expected md5", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s", "f.bin")); !os.IsNotExist(err) {
+		t.Fatal("corrupt download left in place")
+	}
+	noLeftovers(t, dir)
+	// A sha256 entry is checked too.
+	set := oneFileSet("s", "f.bin", good)
+	set.Files[0].MD5, set.Files[0].SHA256 = "", strings.Repeat("0", 64)
+	m.files["/s/f.bin"] = good
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, BaseURL: m.srv.URL}); err == nil || !strings.Contains(err.Error(), "sha256") {
+		t.Fatalf("sha256 mismatch: %v", err)
+	}
+	// 404: an error, no retries.
+	m.gets = 0
+	err = Fetch(context.Background(), oneFileSet("s", "missing.bin", good), FetchOptions{Dir: dir, BaseURL: m.srv.URL})
+	if err == nil || !strings.Contains(err.Error(), "404") || m.gets != 1 {
+		t.Fatalf("404: %v after %d requests", err, m.gets)
+	}
+}
+
+func TestFetchResumesCutDownload(t *testing.T) {
+	m := newMirror(t)
+	content := testBlob(1 << 20)
+	m.files["/s/big.bin"] = content
+	m.cuts["/s/big.bin"] = 1
+	dir := t.TempDir()
+	var log bytes.Buffer
+	if err := Fetch(context.Background(), oneFileSet("s", "big.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Log: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "s", "big.bin"))
+	if !bytes.Equal(got, content) {
+		t.Fatal("resumed file differs")
+	}
+	if len(m.ranges) != 2 || m.ranges[0] != "" || !strings.HasPrefix(m.ranges[1], "bytes=") || m.ranges[1] == "bytes=0-" {
+		t.Fatalf("requests' Range headers %q, want none then a resume", m.ranges)
+	}
+	if !strings.Contains(log.String(), "resuming") {
+		t.Fatalf("log does not mention resuming:\n%s", log.String())
+	}
+	noLeftovers(t, dir)
+}
+
+func TestFetchRestartsWhenRangeIgnored(t *testing.T) {
+	m := newMirror(t)
+	content := testBlob(300000)
+	m.files["/s/f.bin"] = content
+	m.cuts["/s/f.bin"] = 2
+	m.noRange = true
+	dir := t.TempDir()
+	var log bytes.Buffer
+	if err := Fetch(context.Background(), oneFileSet("s", "f.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Log: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "s", "f.bin"))
+	if !bytes.Equal(got, content) || m.gets != 3 {
+		t.Fatalf("equal %v after %d requests, want 3", bytes.Equal(got, content), m.gets)
+	}
+	if !strings.Contains(log.String(), "restarting") {
+		t.Fatalf("log does not mention the restart:\n%s", log.String())
+	}
+	noLeftovers(t, dir)
+}
+
+// TestFetchGivesUpThenResumesLater: a connection cut on every attempt ends
+// in an error with the partial file kept; the next run resumes it.
+func TestFetchGivesUpThenResumesLater(t *testing.T) {
+	m := newMirror(t)
+	content := testBlob(200000)
+	m.files["/s/f.bin"] = content
+	m.cuts["/s/f.bin"] = 100
+	m.noRange = true
+	dir := t.TempDir()
+	set := oneFileSet("s", "f.bin", content)
+	err := Fetch(context.Background(), set, FetchOptions{Dir: dir, BaseURL: m.srv.URL, Retries: 2})
+	if err == nil || !strings.Contains(err.Error(), "giving up after 3 attempts") {
+		t.Fatalf("error %v", err)
+	}
+	part := filepath.Join(dir, "s", "f.bin.part")
+	if fi, err := os.Stat(part); err != nil || fi.Size() != int64(len(content)/2) {
+		t.Fatalf("partial file: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "s", "f.bin")); !os.IsNotExist(err) {
+		t.Fatal("incomplete file renamed into place")
+	}
+	m.mu.Lock()
+	m.cuts["/s/f.bin"], m.noRange, m.ranges = 0, false, nil
+	m.mu.Unlock()
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, BaseURL: m.srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("bytes=%d-", len(content)/2); len(m.ranges) != 1 || m.ranges[0] != want {
+		t.Fatalf("Range headers %q, want [%s]", m.ranges, want)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "s", "f.bin"))
+	if !bytes.Equal(got, content) {
+		t.Fatal("file differs after resuming")
+	}
+	noLeftovers(t, dir)
+}
+
+// TestFetchStalePartRestarts: a leftover .part from another version of the
+// file makes the resumed result mismatch; the download starts over and
+// succeeds.
+func TestFetchStalePartRestarts(t *testing.T) {
+	m := newMirror(t)
+	content := testBlob(100000)
+	m.files["/s/f.bin"] = content
+	dir := t.TempDir()
+	writeTestFile(t, filepath.Join(dir, "s", "f.bin.part"), bytes.Repeat([]byte{7}, 40000))
+	var log bytes.Buffer
+	if err := Fetch(context.Background(), oneFileSet("s", "f.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Log: &log}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "s", "f.bin"))
+	if !bytes.Equal(got, content) || !reflect.DeepEqual(m.ranges, []string{"bytes=40000-", ""}) {
+		t.Fatalf("equal %v, Range headers %q", bytes.Equal(got, content), m.ranges)
+	}
+	noLeftovers(t, dir)
+}
+
+func tarGz(t *testing.T, files map[string][]byte) []byte {
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	for _, name := range sortedKeysBytes(files) {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(files[name])), Typeflag: tar.TypeReg})
+		tw.Write(files[name])
+	}
+	tw.Close()
+	gz.Close()
+	return b.Bytes()
+}
+
+func zipOf(t *testing.T, files map[string][]byte) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, name := range sortedKeysBytes(files) {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(files[name])
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
+func sortedKeysBytes(m map[string][]byte) []string {
+	s := map[string]string{}
+	for k := range m {
+		s[k] = ""
+	}
+	return sortedKeys(s)
+}
+
+// TestFetchArchivesLayout fetches a CIFAR-like tarball, Omniglot-like zips
+// and COVID-like zips (one with a folder, one flat with __MACOSX junk) and
+// reads the results with the readers.
+func TestFetchArchivesLayout(t *testing.T) {
+	m := newMirror(t)
+	batch := testBlob(3073 * 2)
+	tgz := tarGz(t, map[string][]byte{
+		"cifar-10-batches-bin/test_batch.bin":   batch,
+		"cifar-10-batches-bin/batches.meta.txt": []byte("a\nb\n"),
+		"other/ignored.txt":                     []byte("x"),
+	})
+	m.files["/cifar10/cifar-10-binary.tar.gz"] = tgz
+	cifar := FetchSet{Name: "cifar10", Files: []FetchFile{{URL: "https://upstream.invalid/cifar-10-binary.tar.gz", MD5: md5hex(tgz),
+		Dest: "cifar-10/cifar-10-binary.tar.gz", Extract: "tar.gz", ExtractTo: "cifar-10", Keep: "cifar-10-batches-bin"}}}
+
+	src := t.TempDir()
+	writeOmniFolders(t, src)
+	omniFiles := map[string]map[string][]byte{}
+	filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		rel = filepath.ToSlash(rel)
+		set := strings.SplitN(rel, "/", 2)[0]
+		if omniFiles[set] == nil {
+			omniFiles[set] = map[string][]byte{}
+		}
+		omniFiles[set][rel], _ = os.ReadFile(p)
+		return nil
+	})
+	omni := FetchSet{Name: "omniglot"}
+	for _, set := range []string{"images_background", "images_evaluation"} {
+		z := zipOf(t, omniFiles[set])
+		m.files["/omniglot/"+set+".zip"] = z
+		omni.Files = append(omni.Files, FetchFile{URL: "https://upstream.invalid/" + set + ".zip", MD5: md5hex(z),
+			Dest: "omniglot/" + set + ".zip", Extract: "zip", ExtractTo: "omniglot", Keep: set})
+	}
+
+	covidA := zipOf(t, map[string][]byte{
+		"CT_COVID/x1.png":            pngGrey(t, 10, 10, func(x, y int) uint8 { return 100 }),
+		"CT_COVID/x2.png":            pngGrey(t, 10, 10, func(x, y int) uint8 { return 200 }),
+		"__MACOSX/CT_COVID/._x1.png": []byte("resource fork"),
+	})
+	covidB := zipOf(t, map[string][]byte{ // flat: no CT_NonCOVID/ folder inside
+		"n1.jpg":            jpegFlat(t, 12, 12, color.RGBA{A: 255}),
+		".DS_Store":         []byte("junk"),
+		"__MACOSX/._n1.jpg": []byte("resource fork"),
+	})
+	m.files["/covid-ct/CT_COVID.zip"] = covidA
+	m.files["/covid-ct/CT_NonCOVID.zip"] = covidB
+	covid := FetchSet{Name: "covid-ct", Files: []FetchFile{
+		{URL: "https://upstream.invalid/CT_COVID.zip", Dest: "covid-ct/CT_COVID.zip", Extract: "zip", ExtractTo: "covid-ct", Keep: "CT_COVID"},
+		{URL: "https://upstream.invalid/CT_NonCOVID.zip", Dest: "covid-ct/CT_NonCOVID.zip", Extract: "zip", ExtractTo: "covid-ct", Keep: "CT_NonCOVID"},
+	}}
+
+	dir := t.TempDir()
+	var log bytes.Buffer
+	opts := FetchOptions{Dir: dir, BaseURL: m.srv.URL, Log: &log}
+	for _, s := range []FetchSet{cifar, omni, covid} {
+		if err := Fetch(context.Background(), s, opts); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "cifar-10", "cifar-10-batches-bin", "test_batch.bin")); !bytes.Equal(got, batch) {
+		t.Fatal("test_batch.bin not extracted")
+	}
+	for _, p := range []string{"cifar-10/other", "cifar-10/cifar-10-binary.tar.gz", "omniglot/images_background.zip", "covid-ct/__MACOSX", "covid-ct/CT_NonCOVID/.DS_Store"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); !os.IsNotExist(err) {
+			t.Errorf("%s should not exist", p)
+		}
+	}
+	want, err := ReadOmniglot(src, OmniglotOptions{Size: 28})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadOmniglot(filepath.Join(dir, "omniglot"), OmniglotOptions{Size: 28})
+	if err != nil || !reflect.DeepEqual(got.X, want.X) || !reflect.DeepEqual(got.Classes, want.Classes) {
+		t.Fatalf("fetched Omniglot differs: %v", err)
+	}
+	cd, err := ReadCOVIDCT(filepath.Join(dir, "covid-ct"), 4)
+	if err != nil || !reflect.DeepEqual(cd.Files, []string{"CT_COVID/x1.png", "CT_COVID/x2.png", "CT_NonCOVID/n1.jpg"}) {
+		t.Fatalf("fetched COVID-CT: %v %v", err, cd)
+	}
+	// KeepArchives keeps them; a second extraction merges over the first.
+	opts.KeepArchives = true
+	os.Remove(filepath.Join(dir, "covid-ct", "CT_COVID", "x2.png"))
+	if err := Fetch(context.Background(), covid, opts); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"covid-ct/CT_COVID.zip", "covid-ct/CT_COVID/x2.png"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	noLeftovers(t, dir)
+}
+
+func TestFetchRejectsEscapingEntries(t *testing.T) {
+	for _, name := range []string{"../evil.txt", "CT_COVID/../../evil.txt", "/abs/evil.txt"} {
+		m := newMirror(t)
+		z := zipOf(t, map[string][]byte{"CT_COVID/ok.png": []byte("x"), name: []byte("gotcha")})
+		m.files["/c/CT_COVID.zip"] = z
+		set := FetchSet{Name: "c", Files: []FetchFile{{URL: "https://upstream.invalid/CT_COVID.zip", MD5: md5hex(z),
+			Dest: "c/CT_COVID.zip", Extract: "zip", ExtractTo: "c", Keep: "CT_COVID"}}}
+		root := t.TempDir()
+		dir := filepath.Join(root, "data")
+		err := Fetch(context.Background(), set, FetchOptions{Dir: dir, BaseURL: m.srv.URL})
+		if err == nil || !strings.Contains(err.Error(), "outside") {
+			t.Errorf("entry %q: error %v", name, err)
+		}
+		if _, err := os.Stat(filepath.Join(root, "evil.txt")); !os.IsNotExist(err) {
+			t.Errorf("entry %q escaped", name)
+		}
+		noLeftovers(t, dir)
+	}
+}
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = RunDataCommand(context.Background(), args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestDataCommand(t *testing.T) {
+	for _, args := range [][]string{
+		{}, {"fetch"}, {"get"}, {"get", "imagenet"}, {"get", "mnist", "-bogus"}, {"get", "mnist", "-retries", "x"},
+		{"get", "mnist", "-retries", "-1"}, {"verify", "mnist"}, {"list", "x"}, {"verify", "-base-url", "x"},
+	} {
+		code, out, errOut := runCmd(args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "drknn-data: ") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errOut)
+		}
+	}
+	if code, out, _ := runCmd("-h"); code != 0 || !strings.Contains(out, "usage") {
+		t.Errorf("-h: %d %q", code, out)
+	}
+	if code, out, _ := runCmd("list"); code != 0 || !strings.Contains(out, "c32a1d4ab5d03f1284b67883e8d87530") || !strings.Contains(out, "unverified") {
+		t.Errorf("list: %d %q", code, out)
+	}
+
+	data, err := datadir.Require("lung-cancer", "lung-cancer.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lung, _ := os.ReadFile(data)
+	m := newMirror(t)
+	m.files["/lung-cancer/lung-cancer.data"] = lung
+	dir := t.TempDir()
+	// Flags after the name, as the usage shows.
+	code, out, errOut := runCmd("get", "lung-cancer", "-dir", dir, "-base-url", m.srv.URL)
+	if code != 0 {
+		t.Fatalf("get: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCmd("verify", "-dir", dir)
+	if code != 0 || !strings.Contains(out, "lung-cancer  ok") || !strings.Contains(out, "mnist        absent") {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+	// Damage the file: verify fails and says why.
+	os.WriteFile(filepath.Join(dir, "lung-cancer", "lung-cancer.data"), append(lung, '\n'), 0o644)
+	code, out, _ = runCmd("verify", "-dir", dir)
+	if code != 1 || !strings.Contains(out, "lung-cancer  BAD") {
+		t.Fatalf("verify damaged: exit %d\n%s", code, out)
+	}
+	// get repairs it (mismatching file is downloaded again).
+	if code, out, errOut := runCmd("get", "-dir", dir, "-base-url", m.srv.URL, "lung-cancer"); code != 0 {
+		t.Fatalf("get again: %d\n%s%s", code, out, errOut)
+	}
+	// An MD5SUMS file in the folder is checked too.
+	writeTestFile(t, filepath.Join(dir, "MD5SUMS"), []byte(md5hex(lung)+"  ./lung-cancer/lung-cancer.data\n"+md5hex([]byte("x"))+"  ./nothere.txt\n"))
+	code, out, _ = runCmd("verify", "-dir", dir)
+	if code != 1 || !strings.Contains(out, "1 of 2 files missing or different") || !strings.Contains(out, "nothere.txt: missing") {
+		t.Fatalf("verify MD5SUMS: exit %d\n%s", code, out)
+	}
+	writeTestFile(t, filepath.Join(dir, "MD5SUMS"), []byte("not a sums line\n"))
+	if code, _, errOut := runCmd("verify", "-dir", dir); code != 1 || !strings.Contains(errOut, "MD5SUMS line 1") {
+		t.Fatalf("bad MD5SUMS: exit %d %q", code, errOut)
+	}
+	// A failing get: exit 1, one line.
+	if code, _, errOut := runCmd("get", "mnist", "-dir", t.TempDir(), "-base-url", m.srv.URL, "-retries", "0"); code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "404") {
+		t.Fatalf("failing get: exit %d %q", code, errOut)
+	}
+}
+
+// TestVerifyRealData checks the shared data folder with verify: every
+// present set is as published and every MD5SUMS entry (33,212 files) matches.
+func TestVerifyRealData(t *testing.T) {
+	dir, err := datadir.Require("MD5SUMS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ok, err := Verify(context.Background(), filepath.Dir(dir), &out)
+	if err != nil || !ok {
+		t.Fatalf("verify: %v %v\n%s", ok, err, out.String())
+	}
+	for _, want := range []string{"omniglot     ok", "covid-ct     ok", "lung-cancer  ok", "MD5SUMS      ok, 33212 files match", "mnist        partial"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("verify output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
