@@ -72,14 +72,27 @@ func ParseMetric(name string) (Metric, error) {
 	return nil, fmt.Errorf("eval: unknown metric %q (want euclidean, sqeuclidean, manhattan or cosine)", name)
 }
 
+// sqDist returns ‖a − b‖² with four partial sums (a fixed order, so the
+// result is deterministic).
 func sqDist(a, b []float64) float64 {
-	s := 0.0
 	b = b[:len(a)]
-	for i, v := range a {
-		t := v - b[i]
-		s += t * t
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		t0 := a[i] - b[i]
+		t1 := a[i+1] - b[i+1]
+		t2 := a[i+2] - b[i+2]
+		t3 := a[i+3] - b[i+3]
+		s0 += t0 * t0
+		s1 += t1 * t1
+		s2 += t2 * t2
+		s3 += t3 * t3
 	}
-	return s
+	for ; i < len(a); i++ {
+		t := a[i] - b[i]
+		s0 += t * t
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // nearest writes into idx (length k) the indices of the k training rows

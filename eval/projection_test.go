@@ -318,3 +318,35 @@ func TestNCADeterministicAndErrors(t *testing.T) {
 		t.Error("NaN accepted")
 	}
 }
+
+func TestFullRankProjectionKeepsNeighbours(t *testing.T) {
+	// PCA onto all n−1 directions of the centred data (or SVD onto all n
+	// right singular vectors) keeps every query's distances to the
+	// training points up to a common additive constant, so 1-NN
+	// predictions equal those on the raw data. (Hence pca_knn with the
+	// default dimension is plain k-NN whenever n−1 ≤ DefaultDim.)
+	n, nq, d, m := 8, 200, 30, 3
+	x, y, _, q := randomProblem(12, n, nq, d, m)
+	raw := &KNN{K: 3}
+	raw.Fit(x, n, d, y, m)
+	want, _ := raw.Votes(q, nq)
+	for name, proj := range map[string]Projector{"pca": &PCA{OutDim: n - 1}, "svd": &SVD{OutDim: n}} {
+		c := &ProjectedKNN{Proj: proj, KNN: KNN{K: 3}}
+		if err := c.Fit(x, n, d, y, m); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := c.Votes(q, nq)
+		checkVotes(t, name, got, want)
+	}
+	// With fewer directions the neighbours do change.
+	c := &ProjectedKNN{Proj: &PCA{OutDim: 2}, KNN: KNN{K: 3}}
+	c.Fit(x, n, d, y, m)
+	got, _ := c.Votes(q, nq)
+	same := true
+	for i := range got {
+		same = same && got[i] == want[i]
+	}
+	if same {
+		t.Error("2-D PCA gave the same votes as raw k-NN on every query")
+	}
+}
