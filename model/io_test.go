@@ -130,8 +130,10 @@ func TestLoadCorrupt(t *testing.T) {
 	}
 	// Edits with a valid checksum.
 	for name, edit := range map[string]func(string) string{
-		"version":   func(s string) string { return strings.Replace(s, `"format_version":1`, `"format_version":2`, 1) },
-		"dtype":     func(s string) string { return strings.Replace(s, `"dtype":"float64","tensors"`, `"dtype":"float32","tensors"`, 1) },
+		"version": func(s string) string { return strings.Replace(s, `"format_version":1`, `"format_version":2`, 1) },
+		"dtype": func(s string) string {
+			return strings.Replace(s, `"dtype":"float64","tensors"`, `"dtype":"float32","tensors"`, 1)
+		},
 		"kind":      func(s string) string { return strings.Replace(s, `"kind":"mlp"`, `"kind":"cnn"`, 1) },
 		"hidden":    func(s string) string { return strings.Replace(s, `"hidden":2`, `"hidden":3`, 1) },
 		"name":      func(s string) string { return strings.Replace(s, `"fc2.bias"`, `"fc3.bias"`, 1) },
