@@ -1,0 +1,140 @@
+package train
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/drknn/drknn/optlayer"
+)
+
+func riskFixture(seed int64) (e []float64, n, d int, sets []MiniSet) {
+	rng := rand.New(rand.NewSource(seed))
+	n, d = 10, 3
+	e = make([]float64, n*d)
+	labels := make([]int, n)
+	for i := range labels {
+		labels[i] = i % 2
+		for t := 0; t < d; t++ {
+			e[i*d+t] = rng.NormFloat64() + 0.8*float64(labels[i])
+		}
+	}
+	sets = []MiniSet{
+		{Index: []int{0, 2, 4, 1, 3}, Labels: []int{0, 0, 0, 1, 1}},
+		{Index: []int{6, 5, 7, 9}, Labels: []int{0, 1, 1, 1}},
+		{Index: []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, Labels: labels},
+	}
+	// Mini-sets list points grouped by label; labels of set 2 follow i%2.
+	return e, n, d, sets
+}
+
+func riskSettings(metric optlayer.Metric) RiskSettings {
+	return RiskSettings{Ways: 2, Metric: metric, Theta: []float64{0.3}, Normalize: true,
+		Solver: optlayer.Settings{Epsilon: 0.05, Tol: 0.5, RegTol: 1e-12, CGTol: 1e-13}, Workers: 2}
+}
+
+func TestWorstCaseRiskGradientMatchesFiniteDifferences(t *testing.T) {
+	for _, metric := range []optlayer.Metric{optlayer.Euclidean, optlayer.SqEuclidean} {
+		e, n, d, sets := riskFixture(3)
+		s := riskSettings(metric)
+		res, err := WorstCaseRisk(e, n, d, sets, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(res.Risk > 0 && res.Risk < 1) {
+			t.Fatalf("risk %g outside (0, M−1)", res.Risk)
+		}
+		const h = 1e-5
+		var maxErr, maxG float64
+		for j := range e {
+			orig := e[j]
+			e[j] = orig + h
+			rp, err1 := WorstCaseRisk(e, n, d, sets, s)
+			e[j] = orig - h
+			rm, err2 := WorstCaseRisk(e, n, d, sets, s)
+			e[j] = orig
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			fd := (rp.Risk - rm.Risk) / (2 * h)
+			maxErr = math.Max(maxErr, math.Abs(fd-res.Grad[j]))
+			maxG = math.Max(maxG, math.Abs(fd))
+		}
+		if maxG < 1e-3 {
+			t.Fatalf("metric %v: gradient is ~0 everywhere (max |fd| %g): the test cannot see anything", metric, maxG)
+		}
+		if maxErr > 1e-5*math.Max(1, maxG) {
+			t.Errorf("metric %v: max |analytic − central FD| = %g (max |grad| %g)", metric, maxErr, maxG)
+		}
+	}
+}
+
+func TestWorstCaseRiskInvariantToEmbeddingScale(t *testing.T) {
+	e, n, d, sets := riskFixture(5)
+	s := riskSettings(optlayer.Euclidean)
+	s.Solver = optlayer.Settings{Epsilon: 0.01, Tol: 1e-6}
+	a, err := WorstCaseRisk(e, n, d, sets, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := make([]float64, len(e))
+	for i, v := range e {
+		big[i] = 10 * v
+	}
+	b, err := WorstCaseRisk(big, n, d, sets, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(a.Risk-b.Risk) > 1e-6 {
+		t.Fatalf("risk %g at scale 1, %g at scale 10: the network could lower the loss by inflating the embedding", a.Risk, b.Risk)
+	}
+	// Without normalisation the same ϑ in absolute units is not invariant:
+	// the test above would catch a missing normalisation.
+	s.Normalize = false
+	a2, _ := WorstCaseRisk(e, n, d, sets, s)
+	b2, _ := WorstCaseRisk(big, n, d, sets, s)
+	if !(b2.Risk < a2.Risk-1e-3) {
+		t.Fatalf("unnormalised risk did not drop with scale (%g → %g): the fixture is too weak", a2.Risk, b2.Risk)
+	}
+}
+
+func TestWorstCaseRiskDeterministicAcrossWorkers(t *testing.T) {
+	e, n, d, sets := riskFixture(7)
+	s := riskSettings(optlayer.Euclidean)
+	s.Solver = optlayer.Settings{Epsilon: 0.01}
+	s.Workers = 1
+	a, err := WorstCaseRisk(e, n, d, sets, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Workers = 3
+	b, _ := WorstCaseRisk(e, n, d, sets, s)
+	if a.Risk != b.Risk {
+		t.Fatalf("risk differs with workers: %v vs %v", a.Risk, b.Risk)
+	}
+	for i := range a.Grad {
+		if a.Grad[i] != b.Grad[i] {
+			t.Fatalf("grad[%d] differs with workers", i)
+		}
+	}
+}
+
+func TestWorstCaseRiskBadInput(t *testing.T) {
+	e, n, d, sets := riskFixture(1)
+	s := riskSettings(optlayer.Euclidean)
+	if _, err := WorstCaseRisk(e[:5], n, d, sets, s); err == nil {
+		t.Error("short embedding accepted")
+	}
+	if _, err := WorstCaseRisk(e, n, d, []MiniSet{{Index: []int{0, 99}, Labels: []int{0, 1}}}, s); err == nil {
+		t.Error("out-of-range row accepted")
+	}
+	bad := append([]float64(nil), e...)
+	bad[4] = math.NaN()
+	if _, err := WorstCaseRisk(bad, n, d, sets, s); err == nil {
+		t.Error("NaN embedding accepted")
+	}
+	same := make([]float64, len(e))
+	if _, err := WorstCaseRisk(same, n, d, sets, s); err == nil {
+		t.Error("collapsed embedding accepted with normalisation")
+	}
+}
