@@ -219,13 +219,19 @@ func resizeArea(dst, src []float32, c, h, w, oh, ow int) {
 	}
 }
 
-// parallelFor runs fn(i) for i = 0…n-1 on up to GOMAXPROCS goroutines. Each
+// ioOverlap is how many goroutines per core parallelFor runs: the work
+// mixes file reads (latency-bound, so overlapping them pays) with decoding
+// (CPU-bound, where extra goroutines cost little).
+const ioOverlap = 4
+
+// parallelFor runs fn(i) for i = 0…n-1 on up to ioOverlap×GOMAXPROCS
+// goroutines. Each
 // call must write only to its own slot of the output, so the result does not
 // depend on scheduling. On failure it returns the error of the lowest index
 // that failed (deterministic), after the workers have stopped; remaining work
 // is skipped once any error is seen.
 func parallelFor(n int, fn func(i int) error) error {
-	workers := min(runtime.GOMAXPROCS(0), n)
+	workers := min(ioOverlap*runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
 		for i := 0; i < n; i++ {
 			if err := fn(i); err != nil {

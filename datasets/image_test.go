@@ -292,4 +292,3 @@ func FuzzDecodeImage(f *testing.F) {
 		}
 	})
 }
-
