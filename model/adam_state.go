@@ -1,0 +1,87 @@
+package model
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+)
+
+// adamState is Adam's serialised form: the step count and both moments of
+// every node, widened to float64 (float32 values round-trip exactly).
+type adamState struct {
+	Version int
+	T       int
+	M, V    [][]float64
+}
+
+// MarshalBinary encodes the optimiser state (not the settings or nodes) for
+// a checkpoint.
+func (a *Adam) MarshalBinary() ([]byte, error) {
+	st := adamState{Version: 1, T: a.t, M: make([][]float64, len(a.m)), V: make([][]float64, len(a.v))}
+	for i := range a.m {
+		st.M[i], st.V[i] = widen(a.m[i]), widen(a.v[i])
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+		return nil, fmt.Errorf("model: Adam state: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state written by MarshalBinary for an
+// optimiser over nodes of the same sizes; on error nothing changes.
+func (a *Adam) UnmarshalBinary(data []byte) error {
+	var st adamState
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
+		return fmt.Errorf("model: Adam state: %w: %w", ErrFormat, err)
+	}
+	if st.Version != 1 || st.T < 0 || len(st.M) != len(a.m) || len(st.V) != len(a.v) {
+		return fmt.Errorf("model: Adam state: %w: version %d, %d/%d moment tensors for %d nodes", ErrFormat, st.Version, len(st.M), len(st.V), len(a.m))
+	}
+	for i := range a.m {
+		if len(st.M[i]) != lenOf(a.m[i]) || len(st.V[i]) != lenOf(a.v[i]) {
+			return fmt.Errorf("model: Adam state: %w: node %d has %d values, want %d", ErrFormat, i, len(st.M[i]), lenOf(a.m[i]))
+		}
+	}
+	for i := range a.m {
+		narrow(a.m[i], st.M[i])
+		narrow(a.v[i], st.V[i])
+	}
+	a.t = st.T
+	return nil
+}
+
+func widen(x any) []float64 {
+	switch d := x.(type) {
+	case []float64:
+		return append([]float64(nil), d...)
+	case []float32:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = float64(v)
+		}
+		return out
+	}
+	return nil
+}
+
+func lenOf(x any) int {
+	switch d := x.(type) {
+	case []float64:
+		return len(d)
+	case []float32:
+		return len(d)
+	}
+	return -1
+}
+
+func narrow(dst any, src []float64) {
+	switch d := dst.(type) {
+	case []float64:
+		copy(d, src)
+	case []float32:
+		for i, v := range src {
+			d[i] = float32(v)
+		}
+	}
+}
