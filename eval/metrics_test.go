@@ -113,3 +113,42 @@ func TestNewMethods(t *testing.T) {
 		t.Error("OnRawPixels")
 	}
 }
+
+func TestPaperTableAndMarkdown(t *testing.T) {
+	// Spot checks against DESIGN.md §7 and the paper's Table 1.
+	for _, tc := range []struct {
+		method string
+		col    Column
+		want   float64
+	}{
+		{MethodDrKNN, Column{"mnist", 2, 5}, 0.838},
+		{MethodDrKNN, Column{"mnist", 5, 10}, 0.831},
+		{MethodDrKNN, Column{"lung", 3, 8}, 0.704},
+		{MethodDrKNN, Column{"covid", 2, 10}, 0.752},
+		{MethodPCAKNN, Column{"mnist", 2, 5}, 0.801},
+		{MethodNCAKNN, Column{"omniglot", 5, 10}, 0.346},
+		{"metaoptnet", Column{"cifar10", 5, 10}, 0.298},
+	} {
+		if got, ok := PaperAccuracy(tc.method, tc.col); !ok || got != tc.want {
+			t.Errorf("paper %s %v = %v %v, want %v", tc.method, tc.col, got, ok, tc.want)
+		}
+	}
+	if _, ok := PaperAccuracy(MethodDrKNN, Column{"mnist", 3, 5}); ok {
+		t.Error("paper cell for mnist 3-way found")
+	}
+	if len(PaperColumns()) != 20 || len(paperTable()) != len(PaperMethods()) {
+		t.Error("paper table shape")
+	}
+	var tb Table
+	tb.Add(MethodDrKNN, Column{"mnist", 2, 5}, Summary{N: 10, Mean: 0.85, HalfWidth: 0.02})
+	tb.Add("custom", Column{"synthetic", 2, 5}, Summary{N: 1, Mean: 0.5, HalfWidth: math.NaN()})
+	tb.Add(MethodEmbeddingKNN, Column{"mnist", 2, 5}, Summary{N: 10, Mean: 0.8, HalfWidth: 0.03})
+	want := "| method | mnist 2-way 5-shot | synthetic 2-way 5-shot |\n" +
+		"|---|---|---|\n" +
+		"| embedding_knn | 0.800 ± 0.030 (0.792) | – |\n" +
+		"| drknn | 0.850 ± 0.020 (0.838) | – |\n" +
+		"| custom | – | 0.500 ± n/a |\n"
+	if got := tb.Markdown(true); got != want {
+		t.Errorf("markdown:\n%s\nwant:\n%s", got, want)
+	}
+}
