@@ -351,6 +351,11 @@ func TestDrKNNErrors(t *testing.T) {
 	if p, err := c.Predict(nil, 0); err != nil || len(p) != 0 {
 		t.Errorf("no queries: %v %v", p, err)
 	}
+	c.K = 6 // changed after Fit: an error, not a vote over missing neighbours
+	if _, err := c.Predict([]float64{1}, 1); err == nil {
+		t.Error("k raised above n after Fit accepted")
+	}
+	c.K = 2
 	// A small solver error on the row sums is tolerated; SumTol tightens it.
 	p := append([]float64(nil), lineP...)
 	p[0] += 1e-5

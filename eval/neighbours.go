@@ -164,6 +164,14 @@ func (b *knnBase) weightedVotes(metric Metric, k, workers int, keep []int, w fun
 	if err := checkQuery(q, nq, b.d); err != nil {
 		return nil, nil, err
 	}
+	avail := b.n
+	if keep != nil {
+		avail = len(keep)
+	}
+	if k < 1 || k > avail {
+		// K was changed after Fit.
+		return nil, nil, fmt.Errorf("eval: k = %d, want 1 ≤ k ≤ %d (the points the fit kept)", k, avail)
+	}
 	if metric == nil {
 		metric = Euclidean{}
 	}
