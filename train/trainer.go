@@ -1,0 +1,221 @@
+package train
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/model"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Settings control one run of Algorithm 1 on an episode's training samples.
+type Settings struct {
+	Steps       int     // Adam steps
+	LR          float64 // Adam learning rate
+	Minisets    int     // mini-sets per step
+	MinisetSize int     // n′ (0 = all training samples)
+	Risk        RiskSettings
+	Seed        int64 // mini-set draws of step t use a generator seeded by (Seed, t)
+}
+
+// StepStats describe one training step.
+type StepStats struct {
+	Step       int     `json:"step"` // 1-based
+	Risk       float64 `json:"risk"` // mean worst-case risk before the update
+	MeanRelGap float64 `json:"mean_rel_gap"`
+	MaxRelGap  float64 `json:"max_rel_gap"`
+	Iterations int     `json:"iterations"`
+	NotOptimal int     `json:"not_optimal"`
+}
+
+// Trainer runs Algorithm 1: each Step draws mini-sets from the training
+// samples, embeds all samples once, solves every mini-set's LFD inside the
+// Gorgonia graph (riskOp) and takes one Adam step on the mean worst-case
+// risk. The Net's weights change in place.
+type Trainer struct {
+	net     *model.Net
+	s       Settings
+	n       int
+	vm      G.VM
+	loss    *G.Node
+	adam    *model.Adam
+	spec    *riskSpec
+	sampler *datasets.MiniSetSampler
+	history []StepStats
+}
+
+// NewTrainer prepares training of net on n samples x (n×InSize, pixels
+// scaled to [0,1]) with labels 0…Ways−1.
+func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer, error) {
+	cfg := net.Config()
+	n := len(labels)
+	if n == 0 || len(x) != n*cfg.InSize() {
+		return nil, fmt.Errorf("train: %d values for %d samples of size %d", len(x), n, cfg.InSize())
+	}
+	for i, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return nil, fmt.Errorf("train: sample %d holds a non-finite value", i/cfg.InSize())
+		}
+	}
+	if s.Steps < 0 || !(s.LR > 0) || s.Minisets < 1 {
+		return nil, fmt.Errorf("train: bad settings: steps %d, lr %g, minisets %d", s.Steps, s.LR, s.Minisets)
+	}
+	size := s.MinisetSize
+	if size == 0 {
+		size = n
+	}
+	sampler, err := datasets.NewMiniSetSampler(labels, s.Risk.Ways, size)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	t := &Trainer{net: net, s: s, n: n, sampler: sampler, spec: &riskSpec{settings: s.Risk}}
+
+	g := G.NewGraph()
+	shape := append([]int{n}, cfg.InShape...)
+	var xv *tensor.Dense
+	if net.Dtype() == tensor.Float32 {
+		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), x...)))
+	} else {
+		d := make([]float64, len(x))
+		for i, v := range x {
+			d[i] = float64(v)
+		}
+		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	}
+	xn := G.NewTensor(g, net.Dtype(), len(shape), G.WithShape(shape...), G.WithName("train.x"), G.WithValue(xv))
+	emb, learn, err := net.Build(g, xn)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if t.loss, err = G.ApplyOp(&riskOp{spec: t.spec}, emb); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if _, err = G.Grad(t.loss, learn...); err != nil {
+		return nil, fmt.Errorf("train: gradient graph: %w", err)
+	}
+	t.vm = G.NewTapeMachine(g, G.BindDualValues(learn...))
+	if t.adam, err = model.NewAdam(model.AdamSettings{LR: s.LR}, learn); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return t, nil
+}
+
+// StepsDone is the number of steps taken (including restored ones).
+func (t *Trainer) StepsDone() int { return len(t.history) }
+
+// History returns the statistics of every step taken.
+func (t *Trainer) History() []StepStats { return append([]StepStats(nil), t.history...) }
+
+// Done reports whether all configured steps are taken.
+func (t *Trainer) Done() bool { return len(t.history) >= t.s.Steps }
+
+// stepRand is the generator of step number step (0-based): a function of
+// the seed and the step alone, so a resumed run draws the same mini-sets.
+func (t *Trainer) stepRand(step int) *rand.Rand {
+	return rand.New(rand.NewSource(t.s.Seed*1_000_003 + int64(step)*7_919 + 17))
+}
+
+// Step takes one training step.
+func (t *Trainer) Step() (StepStats, error) {
+	step := len(t.history)
+	rng := t.stepRand(step)
+	sets := make([]MiniSet, t.s.Minisets)
+	for k := range sets {
+		ms := t.sampler.Draw(rng)
+		sets[k] = MiniSet{Index: ms.Index, Labels: ms.Labels}
+	}
+	t.spec.mu.Lock()
+	t.spec.sets = sets
+	t.spec.mu.Unlock()
+	defer t.vm.Reset()
+	if err := t.vm.RunAll(); err != nil {
+		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
+	}
+	t.spec.mu.Lock()
+	r := t.spec.last
+	t.spec.mu.Unlock()
+	if err := t.adam.Step(); err != nil {
+		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
+	}
+	st := StepStats{Step: step + 1, Risk: r.Risk, MeanRelGap: r.MeanRelGap, MaxRelGap: r.MaxRelGap,
+		Iterations: r.Iterations, NotOptimal: r.NotOptimal}
+	t.history = append(t.history, st)
+	return st, nil
+}
+
+// checkpoint is the on-disk form of a paused run.
+type checkpoint struct {
+	Version int
+	Key     string // identifies the run (config, episode); must match on resume
+	Net     []byte
+	Adam    []byte
+	History []StepStats
+}
+
+const checkpointVersion = 1
+
+// SaveCheckpoint writes the trainer's state (weights, Adam moments, step
+// history) to path atomically. key identifies the run; Resume refuses a
+// checkpoint with another key.
+func (t *Trainer) SaveCheckpoint(path, key string) error {
+	netb, err := t.net.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	adamb, err := t.adam.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(checkpoint{Version: checkpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history}); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return atomicfile.WriteBytes(path, buf.Bytes())
+}
+
+// Resume restores a checkpoint written by SaveCheckpoint for the same run.
+// On error the trainer is unchanged.
+func (t *Trainer) Resume(path, key string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	var ck checkpoint
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ck); err != nil {
+		return fmt.Errorf("resume %s: corrupt checkpoint: %v", path, err)
+	}
+	if ck.Version != checkpointVersion {
+		return fmt.Errorf("resume %s: checkpoint format %d, want %d", path, ck.Version, checkpointVersion)
+	}
+	if ck.Key != key {
+		return fmt.Errorf("resume %s: the checkpoint belongs to another run or config (key %q, want %q)", path, ck.Key, key)
+	}
+	if len(ck.History) > t.s.Steps {
+		return fmt.Errorf("resume %s: checkpoint has %d steps, the config asks for %d", path, len(ck.History), t.s.Steps)
+	}
+	saved, err := model.UnmarshalNet(ck.Net, path)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if saved.Config().String() != t.net.Config().String() {
+		return fmt.Errorf("resume %s: network config %s, want %s", path, saved.Config(), t.net.Config())
+	}
+	// Adam first: it validates sizes and changes nothing on error.
+	if err := t.adam.UnmarshalBinary(ck.Adam); err != nil {
+		return fmt.Errorf("resume %s: %w", path, err)
+	}
+	src, dst := saved.Params(), t.net.Params()
+	for i := range dst {
+		copy(dst[i].F32, src[i].F32)
+		copy(dst[i].F64, src[i].F64)
+	}
+	t.history = ck.History
+	return nil
+}
