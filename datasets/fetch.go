@@ -29,6 +29,9 @@ import (
 // FetchFile is one file of a data set as published upstream.
 type FetchFile struct {
 	URL    string // canonical upstream address
+	// Alt lists other upstream addresses of the same bytes, tried in order
+	// when URL fails (not when the checksum fails). Unused with BaseURL.
+	Alt []string
 	MD5    string // hex md5 of the file, "" if none is known
 	SHA256 string // hex sha256 of the file, "" if none is known
 	// SumSource says where the checksum comes from (published by whom, or
@@ -65,6 +68,9 @@ type FetchSet struct {
 
 // FetchSets returns the built-in table of downloadable data sets.
 //
+// MNIST comes from the well-known mirror that torchvision uses, with
+// LeCun's own site as the fallback.
+//
 // Checksums: MNIST's four md5s are the published ones (also in
 // torchvision); the CIFAR-10 binary tarball md5 is published on the CIFAR
 // page; the Omniglot zip md5s are the ones torchvision checks. UCI publishes
@@ -74,16 +80,17 @@ type FetchSet struct {
 // what is checked is the extracted result (349 and 397 images).
 func FetchSets() []FetchSet {
 	const lecun = "https://ossci-datasets.s3.amazonaws.com/mnist/"
+	const yann = "http://yann.lecun.com/exdb/mnist/"
 	const omni = "https://raw.githubusercontent.com/brendenlake/omniglot/master/python/"
 	const covid = "https://github.com/UCSD-AI4H/COVID-CT/raw/master/Images-processed/"
 	mnistSrc := "published md5 (LeCun et al.; torchvision's mirror list)"
 	return []FetchSet{
 		{Name: "mnist", About: "MNIST handwritten digits, IDX files (gzip), 60,000 + 10,000 images",
 			Files: []FetchFile{
-				{URL: lecun + "train-images-idx3-ubyte.gz", MD5: "f68b3c2dcbeaaa9fbdd348bbdeb94873", SumSource: mnistSrc, Dest: "mnist/train-images-idx3-ubyte.gz"},
-				{URL: lecun + "train-labels-idx1-ubyte.gz", MD5: "d53e105ee54ea40749a09fcbcd1e9432", SumSource: mnistSrc, Dest: "mnist/train-labels-idx1-ubyte.gz"},
-				{URL: lecun + "t10k-images-idx3-ubyte.gz", MD5: "9fb629c4189551a2d022fa330f9573f3", SumSource: mnistSrc, Dest: "mnist/t10k-images-idx3-ubyte.gz"},
-				{URL: lecun + "t10k-labels-idx1-ubyte.gz", MD5: "ec29112dd5afa0611ce80d1b7f02629c", SumSource: mnistSrc, Dest: "mnist/t10k-labels-idx1-ubyte.gz"},
+				{URL: lecun + "train-images-idx3-ubyte.gz", MD5: "f68b3c2dcbeaaa9fbdd348bbdeb94873", Alt: []string{yann + "train-images-idx3-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/train-images-idx3-ubyte.gz"},
+				{URL: lecun + "train-labels-idx1-ubyte.gz", MD5: "d53e105ee54ea40749a09fcbcd1e9432", Alt: []string{yann + "train-labels-idx1-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/train-labels-idx1-ubyte.gz"},
+				{URL: lecun + "t10k-images-idx3-ubyte.gz", MD5: "9fb629c4189551a2d022fa330f9573f3", Alt: []string{yann + "t10k-images-idx3-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/t10k-images-idx3-ubyte.gz"},
+				{URL: lecun + "t10k-labels-idx1-ubyte.gz", MD5: "ec29112dd5afa0611ce80d1b7f02629c", Alt: []string{yann + "t10k-labels-idx1-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/t10k-labels-idx1-ubyte.gz"},
 			},
 			Check: checkFiles(knownFiles["mnist"]),
 		},
@@ -170,12 +177,21 @@ func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) error {
 		return nil
 	}
 	for _, f := range set.Files {
-		url := f.URL
+		urls := append([]string{f.URL}, f.Alt...)
 		if opts.BaseURL != "" {
-			url = strings.TrimSuffix(opts.BaseURL, "/") + "/" + set.Name + "/" + f.Name()
+			urls = []string{strings.TrimSuffix(opts.BaseURL, "/") + "/" + set.Name + "/" + f.Name()}
 		}
 		dest := filepath.Join(opts.Dir, filepath.FromSlash(f.Dest))
-		if err := download(ctx, opts, url, dest, f); err != nil {
+		var err error
+		for i, url := range urls {
+			if i > 0 {
+				opts.logf("%v; trying %s", err, url)
+			}
+			if err = download(ctx, opts, url, dest, f); err == nil || errors.Is(err, errChecksum) || ctx.Err() != nil {
+				break
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("%s: %w", set.Name, err)
 		}
 		if f.Extract != "" {
@@ -239,6 +255,9 @@ func checkSum(p string, f FetchFile) (ok bool, got string, err error) {
 	}
 	return strings.EqualFold(got, want), algo + " " + got + ", want " + want, nil
 }
+
+// errChecksum marks a download whose bytes do not match the checksum.
+var errChecksum = errors.New("checksum mismatch")
 
 // errRetry marks a failure worth another attempt (cut connection, 5xx).
 type errRetry struct{ err error }
@@ -304,7 +323,7 @@ func download(ctx context.Context, opts FetchOptions, url, dest string, f FetchF
 				resumed = false
 				continue
 			}
-			return fmt.Errorf("%s: checksum mismatch (%s); download removed", url, got)
+			return fmt.Errorf("%s: %w (%s); download removed", url, errChecksum, got)
 		}
 		if !f.Verified() {
 			s, err := fileSum(part, "sha256")

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -264,28 +265,10 @@ func checkMD5SUMS(ctx context.Context, dir, sums string) (int, []string, error) 
 	if err != nil {
 		return 0, nil, err
 	}
-	defer f.Close()
-	type entry struct{ sum, name string }
-	var entries []entry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		t := strings.TrimRight(sc.Text(), "\r")
-		if t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
-		sum, name, ok := strings.Cut(t, " ")
-		name = strings.TrimPrefix(name, " ")
-		name = strings.TrimPrefix(name, "*")
-		if !ok || len(sum) != 32 || name == "" || !isHex(sum) {
-			return 0, nil, fmt.Errorf("%s line %d: want \"MD5  PATH\", got %q", sums, line, t)
-		}
-		entries = append(entries, entry{strings.ToLower(sum), name})
-	}
-	if err := sc.Err(); err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", sums, err)
+	entries, err := ParseMD5SUMS(f)
+	f.Close()
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s %w", sums, err)
 	}
 	bad := make([]string, len(entries))
 	err = parallelFor(len(entries), func(i int) error {
@@ -293,15 +276,15 @@ func checkMD5SUMS(ctx context.Context, dir, sums string) (int, []string, error) 
 			return err
 		}
 		e := entries[i]
-		p := filepath.Join(dir, filepath.FromSlash(e.name))
+		p := filepath.Join(dir, filepath.FromSlash(e.Path))
 		got, err := fileSum(p, "md5")
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			bad[i] = e.name + ": missing"
+			bad[i] = e.Path + ": missing"
 		case err != nil:
-			bad[i] = e.name + ": " + err.Error()
-		case got != e.sum:
-			bad[i] = e.name + ": md5 " + got + ", want " + e.sum
+			bad[i] = e.Path + ": " + err.Error()
+		case got != e.MD5:
+			bad[i] = e.Path + ": md5 " + got + ", want " + e.MD5
 		}
 		return nil
 	})
@@ -315,6 +298,48 @@ func checkMD5SUMS(ctx context.Context, dir, sums string) (int, []string, error) 
 		}
 	}
 	return len(entries), out, nil
+}
+
+// MD5Entry is one line of an MD5SUMS file.
+type MD5Entry struct {
+	MD5  string // 32 lower-case hex digits
+	Path string // as written, relative to the folder holding MD5SUMS
+}
+
+// ParseMD5SUMS parses the output format of md5sum: "HASH  PATH" (text
+// mode) or "HASH *PATH" (binary mode) per line; blank lines and lines
+// starting with "#" are skipped. A malformed line, an absolute path or one
+// leaving the folder is an error naming the line.
+func ParseMD5SUMS(r io.Reader) ([]MD5Entry, error) {
+	var entries []MD5Entry
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		t := strings.TrimRight(sc.Text(), "\r")
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		sum, name, ok := strings.Cut(t, " ")
+		if ok && (strings.HasPrefix(name, " ") || strings.HasPrefix(name, "*")) {
+			name = name[1:]
+		} else {
+			ok = false
+		}
+		if !ok || len(sum) != 32 || name == "" || !isHex(sum) {
+			return nil, fmt.Errorf("line %d: want \"MD5  PATH\", got %q", line, t)
+		}
+		clean := path.Clean(strings.TrimPrefix(name, "./"))
+		if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || strings.ContainsRune(name, 0) {
+			return nil, fmt.Errorf("line %d: path %q leaves the folder", line, name)
+		}
+		entries = append(entries, MD5Entry{MD5: strings.ToLower(sum), Path: clean})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	return entries, nil
 }
 
 func isHex(s string) bool {

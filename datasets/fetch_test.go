@@ -288,13 +288,13 @@ func tarGz(t *testing.T, files map[string][]byte) []byte {
 	return b.Bytes()
 }
 
-func zipOf(t *testing.T, files map[string][]byte) []byte {
+func zipOf(t testing.TB, files map[string][]byte) []byte {
 	var b bytes.Buffer
 	zw := zip.NewWriter(&b)
 	for _, name := range sortedKeysBytes(files) {
 		w, err := zw.Create(name)
 		if err != nil {
-			t.Fatal(err)
+			panic(err)
 		}
 		w.Write(files[name])
 	}
@@ -511,4 +511,53 @@ func TestVerifyRealData(t *testing.T) {
 			t.Errorf("verify output lacks %q:\n%s", want, out.String())
 		}
 	}
+}
+
+// TestFetchFallsBackToAlt: a failing primary address (404) moves on to the
+// alternates; a checksum mismatch does not.
+func TestFetchFallsBackToAlt(t *testing.T) {
+	primary, alt := newMirror(t), newMirror(t)
+	content := testBlob(4096)
+	alt.files["/f.bin"] = content
+	set := FetchSet{Name: "s", Files: []FetchFile{{URL: primary.srv.URL + "/f.bin", Alt: []string{alt.srv.URL + "/f.bin"},
+		MD5: md5hex(content), Dest: "s/f.bin"}}}
+	dir := t.TempDir()
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "s", "f.bin")); !bytes.Equal(got, content) || primary.gets != 1 || alt.gets != 1 {
+		t.Fatalf("equal %v, requests %d + %d", bytes.Equal(got, content), primary.gets, alt.gets)
+	}
+	primary.files["/f.bin"] = testBlob(10) // wrong bytes
+	alt.gets = 0
+	dir = t.TempDir()
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir}); err == nil || !strings.Contains(err.Error(), "checksum mismatch") || alt.gets != 0 {
+		t.Fatalf("mismatch on the primary: %v, %d requests to the alternate", err, alt.gets)
+	}
+}
+
+// FuzzParseMD5SUMS: any input parses to safe entries or fails cleanly.
+func FuzzParseMD5SUMS(f *testing.F) {
+	f.Add("9fb629c4189551a2d022fa330f9573f3  ./mnist/t10k-images-idx3-ubyte.gz\n")
+	f.Add("9FB629C4189551A2D022FA330F9573F3 *a b.png\r\n# comment\n\n")
+	f.Add("9fb629c4189551a2d022fa330f9573f3  ../etc/passwd\n")
+	f.Add("9fb629c4189551a2d022fa330f9573f3 x\n")
+	f.Add("zz  x\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		entries, err := ParseMD5SUMS(strings.NewReader(s))
+		if err != nil {
+			if entries != nil {
+				t.Fatal("entries returned with an error")
+			}
+			return
+		}
+		for _, e := range entries {
+			if len(e.MD5) != 32 || !isHex(e.MD5) || strings.ToLower(e.MD5) != e.MD5 {
+				t.Fatalf("bad md5 accepted: %q", e.MD5)
+			}
+			if e.Path == "" || strings.HasPrefix(e.Path, "/") || e.Path == ".." || strings.HasPrefix(e.Path, "../") {
+				t.Fatalf("unsafe path accepted: %q", e.Path)
+			}
+		}
+	})
 }

@@ -386,3 +386,40 @@ func TestOmniglotReal(t *testing.T) {
 		t.Fatalf("first ink pixel at %d (want %d), %d drawings", first, 34*105+17, one.Len())
 	}
 }
+
+// FuzzOmniglotZip: arbitrary zip bytes are listed and decoded without a
+// panic; whatever is accepted follows the SET/Alphabet/character/file
+// layout.
+func FuzzOmniglotZip(f *testing.F) {
+	f.Add(zipOf(nil, map[string][]byte{"images_background/A/character01/x.png": omniDrawing(f, 2)}))
+	f.Add(zipOf(nil, map[string][]byte{"images_background/A/character01/": nil, "images_background/A/character02/y.png": []byte("junk")}))
+	f.Add(zipOf(nil, map[string][]byte{"images_background/../x/y/z.png": nil, "__MACOSX/images_background/._a": nil}))
+	f.Add([]byte("PK\x05\x06\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+		if err != nil {
+			return
+		}
+		chars, err := omniglotZip(zr, "images_background.zip", "images_background")
+		if err != nil {
+			return
+		}
+		n := 0
+		for _, ch := range chars {
+			if ch.alphabet == "" || ch.character == "" || len(ch.files) == 0 {
+				t.Fatalf("bad character accepted: %+v", ch)
+			}
+			for _, it := range ch.files {
+				if !strings.HasPrefix(it.name, "images_background.zip:images_background/"+ch.alphabet+"/"+ch.character+"/") {
+					t.Fatalf("entry %q outside its character", it.name)
+				}
+				if n < 4 { // decode a few: must not panic
+					if b, err := it.read(); err == nil {
+						decodeImage(b, 1<<16)
+					}
+				}
+				n++
+			}
+		}
+	})
+}
