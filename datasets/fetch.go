@@ -28,10 +28,10 @@ import (
 
 // FetchFile is one file of a data set as published upstream.
 type FetchFile struct {
-	URL    string // canonical upstream address
+	URL string // canonical upstream address
 	// Alt lists other upstream addresses of the same bytes, tried in order
 	// when URL fails (not when the checksum fails). Unused with BaseURL.
-	Alt []string
+	Alt    []string
 	MD5    string // hex md5 of the file, "" if none is known
 	SHA256 string // hex sha256 of the file, "" if none is known
 	// SumSource says where the checksum comes from (published by whom, or
