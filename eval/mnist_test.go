@@ -14,9 +14,6 @@ import (
 // checks they behave as few-shot k-NN should: far above chance, below
 // perfect, and deterministic. It fails (never skips) without the data.
 func TestBaselinesOnMNIST(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real-data episode sweep skipped in -short mode")
-	}
 	dir, err := datadir.Require("mnist")
 	if err != nil {
 		t.Fatal(err)
