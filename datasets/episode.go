@@ -102,9 +102,10 @@ func NewEpisode(d *Dataset, s EpisodeSettings) (*Episode, error) {
 	for _, j := range rng.Perm(len(cand))[:s.Ways] {
 		ep.Classes = append(ep.Classes, cand[j])
 	}
-	local := map[int]int{} // data-set index → local label, for the remaining pool
+	localOf := make(map[int]int, s.Ways) // class id → local label
 	var pool []int
 	for m, c := range ep.Classes {
+		localOf[c] = m
 		idx := append([]int(nil), byClass[c]...)
 		partialShuffle(rng, idx, s.Shots)
 		train := append([]int(nil), idx[:s.Shots]...)
@@ -113,10 +114,7 @@ func NewEpisode(d *Dataset, s EpisodeSettings) (*Episode, error) {
 			ep.TrainIndex = append(ep.TrainIndex, i)
 			ep.TrainLabels = append(ep.TrainLabels, m)
 		}
-		for _, i := range idx[s.Shots:] {
-			pool = append(pool, i)
-			local[i] = m
-		}
+		pool = append(pool, idx[s.Shots:]...)
 	}
 	sort.Ints(pool) // a canonical order before the query draw
 	if len(pool) <= q {
@@ -129,7 +127,7 @@ func NewEpisode(d *Dataset, s EpisodeSettings) (*Episode, error) {
 	ep.QueryIndex = pool
 	ep.QueryLabels = make([]int, len(pool))
 	for k, i := range pool {
-		ep.QueryLabels[k] = local[i]
+		ep.QueryLabels[k] = localOf[d.Labels[i]]
 	}
 	return ep, nil
 }
@@ -182,4 +180,24 @@ func (e *Episode) localSubset(d *Dataset, idx, labels []int) *Dataset {
 		out.Classes[m] = d.Classes[c]
 	}
 	return out
+}
+
+// NewEpisodes draws count episodes with seeds s.Seed, s.Seed+1, …,
+// s.Seed+count−1 (the paper repeats each task 10 times). Episode i is
+// exactly NewEpisode(d, s) with s.Seed+i, so any one can be redrawn alone.
+func NewEpisodes(d *Dataset, s EpisodeSettings, count int) ([]*Episode, error) {
+	if count < 1 {
+		return nil, fmt.Errorf("episode: %d episodes requested", count)
+	}
+	out := make([]*Episode, count)
+	for i := range out {
+		si := s
+		si.Seed = s.Seed + int64(i)
+		ep, err := NewEpisode(d, si)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = ep
+	}
+	return out, nil
 }

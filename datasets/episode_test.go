@@ -247,3 +247,38 @@ func TestEpisodeRealData(t *testing.T) {
 		t.Fatal("9-shot lung task accepted (class 1 has 9 patients)")
 	}
 }
+
+func TestNewEpisodesSeeds(t *testing.T) {
+	d := toyData(20, 20, 20, 20)
+	s := EpisodeSettings{Ways: 2, Shots: 3, Queries: 5, Seed: 100}
+	eps, err := NewEpisodes(d, s, 10)
+	if err != nil || len(eps) != 10 {
+		t.Fatal(err)
+	}
+	s.Seed = 107
+	one, _ := NewEpisode(d, s)
+	if !reflect.DeepEqual(eps[7], one) {
+		t.Fatal("episode 7 is not the one drawn with seed 107")
+	}
+	if _, err := NewEpisodes(d, s, 0); err == nil {
+		t.Fatal("0 episodes accepted")
+	}
+}
+
+func BenchmarkEpisodeMNIST(b *testing.B) {
+	dir, err := datadir.Require("mnist")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d, err := ReadMNIST(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := EpisodeSettings{Ways: 5, Shots: 10}
+	for b.Loop() {
+		s.Seed++
+		if _, err := NewEpisode(d, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

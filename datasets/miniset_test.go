@@ -207,3 +207,21 @@ func TestMiniSetLargeLopsided(t *testing.T) {
 		checkMiniSet(t, labels, avail, 995, s.Draw(rng))
 	}
 }
+
+func BenchmarkMiniSetSampler(b *testing.B) {
+	labels := labelsFor(10, 10, 10, 10, 10)
+	rng := rand.New(rand.NewSource(1))
+	b.Run("new", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := NewMiniSetSampler(labels, 5, 25); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	s, _ := NewMiniSetSampler(labels, 5, 25)
+	b.Run("draw", func(b *testing.B) {
+		for b.Loop() {
+			s.Draw(rng)
+		}
+	})
+}
