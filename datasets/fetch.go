@@ -338,7 +338,15 @@ func download(ctx context.Context, opts FetchOptions, url, dest string, f FetchF
 		opts.logf("got %s", dest)
 		return nil
 	}
-	return fmt.Errorf("%s: giving up after %d attempts: %w (partial download kept in %s for resuming)", url, retries+1, lastErr, part)
+	kept := ""
+	if fi, err := os.Stat(part); err == nil && fi.Size() > 0 {
+		kept = fmt.Sprintf(" (%d bytes kept in %s; the next get resumes)", fi.Size(), part)
+	}
+	plural := "s"
+	if retries == 0 {
+		plural = ""
+	}
+	return fmt.Errorf("%s: giving up after %d attempt%s: %w%s", url, retries+1, plural, lastErr, kept)
 }
 
 // fetchOnce makes one request for url, resuming part if it has bytes. It
