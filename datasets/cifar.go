@@ -61,16 +61,21 @@ func ParseCIFARBatch(r io.Reader) (*CIFARBatch, error) {
 			len(data), cifarRecord, len(data)%cifarRecord)
 	}
 	n := len(data) / cifarRecord
-	b := &CIFARBatch{Labels: make([]byte, n), Pixels: make([]byte, 0, n*(cifarRecord-1))}
-	for i := 0; i < n; i++ {
-		rec := data[i*cifarRecord : (i+1)*cifarRecord]
-		if rec[0] > 9 {
-			return nil, fmt.Errorf("record %d has label %d outside 0…9", i, rec[0])
+	labels := make([]byte, n)
+	for i := range labels {
+		y := data[i*cifarRecord]
+		if y > 9 {
+			return nil, fmt.Errorf("record %d has label %d outside 0…9", i, y)
 		}
-		b.Labels[i] = rec[0]
-		b.Pixels = append(b.Pixels, rec[1:]...)
+		labels[i] = y
 	}
-	return b, nil
+	// Drop the label bytes by moving each record's pixels down in place
+	// (destination always precedes source), so no second buffer is needed.
+	const px = cifarRecord - 1
+	for i := 0; i < n; i++ {
+		copy(data[i*px:(i+1)*px], data[i*cifarRecord+1:(i+1)*cifarRecord])
+	}
+	return &CIFARBatch{Labels: labels, Pixels: data[:n*px:n*px]}, nil
 }
 
 // ParseCIFARMeta parses batches.meta.txt: one class name per line, blank

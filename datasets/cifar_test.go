@@ -202,3 +202,23 @@ func FuzzParseCIFARMeta(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkReadCIFAR10Test(b *testing.B) {
+	dir, err := datadir.Require("cifar-10")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, grey := range []bool{false, true} {
+		name := "rgb"
+		if grey {
+			name = "grey"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := ReadCIFAR10(dir, CIFAROptions{Grey: grey}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
