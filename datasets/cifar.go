@@ -75,7 +75,7 @@ func ParseCIFARBatch(r io.Reader) (*CIFARBatch, error) {
 	for i := 0; i < n; i++ {
 		copy(data[i*px:(i+1)*px], data[i*cifarRecord+1:(i+1)*cifarRecord])
 	}
-	return &CIFARBatch{Labels: labels, Pixels: data[:n*px:n*px]}, nil
+	return &CIFARBatch{Labels: labels, Pixels: data[: n*px : n*px]}, nil
 }
 
 // ParseCIFARMeta parses batches.meta.txt: one class name per line, blank
