@@ -42,6 +42,9 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -57,31 +60,33 @@ var ErrNotConverged = errors.New("optlayer: backward solve did not converge")
 const denseMax = 160
 
 type state struct {
-	n, M   int
-	eps    float64
-	labels []int
-	order  []int
-	off    []int
-	ninv   []float64
-	ct     []float64 // ct[q*n+i] = c(i, order[q]) (read-only, shared)
-	gam    []float64 // γ in the same layout
-	lam    []float64
-	alpha  []float64 // M×n
-	g      []float64 // by position
-	p      []float64 // M×n row sums of γ
-	active []bool    // M×n: α_m(i) > 0 and p_m(i) > 0
-	bi     []int     // class → index of its λ in the reduced system, or −1
-	L      int       // number of active budgets
-	pc     []float64 // M×n: Σ_j γ c per row
-	qc     []float64 // per position: Σ_i γ c per column
-	colsum []float64 // per position
-	sc2    []float64 // per class Σ γ c²
-	S      []float64 // per class Σ γ c
-	cgTol  float64
-	resid  float64
-	feat   []float64
-	dim    int
-	metric Metric
+	n, M    int
+	eps     float64
+	labels  []int
+	order   []int
+	off     []int
+	ninv    []float64
+	ct      []float64 // ct[q*n+i] = c(i, order[q]) (read-only, shared)
+	gam     []float64 // γ in the same layout
+	lam     []float64
+	alpha   []float64 // M×n
+	g       []float64 // by position
+	p       []float64 // M×n row sums of γ
+	active  []bool    // M×n: α_m(i) > 0 and p_m(i) > 0
+	bi      []int     // class → index of its λ in the reduced system, or −1
+	L       int       // number of active budgets
+	pc      []float64 // M×n: Σ_j γ c per row
+	qc      []float64 // per position: Σ_i γ c per column
+	colsum  []float64 // per position
+	sc2     []float64 // per class Σ γ c²
+	S       []float64 // per class Σ γ c
+	cgTol   float64
+	resid   float64
+	cgIters int
+	reg     float64 // Levenberg–Marquardt term reg·diag(H₀) (Newton only)
+	feat    []float64
+	dim     int
+	metric  Metric
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
@@ -318,15 +323,17 @@ func (st *state) newWork() *work {
 // rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
 func (st *state) rowProducts(x, rg []float64) {
 	n := st.n
-	for k := range rg {
-		rg[k] = 0
-	}
 	for m := 0; m < st.M; m++ {
-		rm := rg[m*n : (m+1)*n]
-		for q := st.off[m]; q < st.off[m+1]; q++ {
-			axpy(x[q], st.gam[q*n:(q+1)*n], rm)
-		}
+		a, b := st.off[m], st.off[m+1]
+		blas64.Gemv(blas.Trans, 1, st.block(m), blas64.Vector{N: b - a, Data: x[a:b], Inc: 1},
+			0, blas64.Vector{N: n, Data: rg[m*n : (m+1)*n], Inc: 1})
 	}
+}
+
+// block is γ of class m as an n_m × n row-major matrix.
+func (st *state) block(m int) blas64.General {
+	a, b := st.off[m], st.off[m+1]
+	return blas64.General{Rows: b - a, Cols: st.n, Stride: st.n, Data: st.gam[a*st.n : b*st.n]}
 }
 
 // project writes the row-elimination correction a for row sums s (both M×n):
@@ -379,13 +386,27 @@ func (st *state) apply(x, out []float64, w *work) {
 			dl = x[b]
 		}
 		am := w.a[m*n : (m+1)*n]
+		a0, a1 := st.off[m], st.off[m+1]
+		og := out[a0:a1]
+		blas64.Gemv(blas.NoTrans, 1, st.block(m), blas64.Vector{N: n, Data: am, Inc: 1},
+			0, blas64.Vector{N: a1 - a0, Data: og, Inc: 1})
 		var lsum float64
-		for q := st.off[m]; q < st.off[m+1]; q++ {
-			out[q] = x[q]*st.colsum[q] - dl*st.qc[q] + dot(st.gam[q*n:(q+1)*n], am)
+		for q := a0; q < a1; q++ {
+			out[q] += x[q]*st.colsum[q] - dl*st.qc[q]
 			lsum += x[q] * st.qc[q]
 		}
 		if b >= 0 {
 			out[b] = -(lsum - dl*st.sc2[m] + dot(am, st.pc[m*n:(m+1)*n]))
+		}
+	}
+	if st.reg > 0 {
+		for q := 0; q < n; q++ {
+			out[q] += st.reg * st.colsum[q] * x[q]
+		}
+		for m := 0; m < M; m++ {
+			if b := st.bi[m]; b >= 0 {
+				out[b] += st.reg * st.sc2[m] * x[b]
+			}
 		}
 	}
 }
@@ -465,6 +486,7 @@ func (st *state) solveCG(rhs, x []float64, w *work) error {
 	}
 	rn := bn
 	for it := 0; it < maxIt; it++ {
+		st.cgIters++
 		st.apply(p, Ap, w)
 		pAp := dot(p, Ap)
 		if !(pAp > 0) {
@@ -494,24 +516,9 @@ func (st *state) solveCG(rhs, x []float64, w *work) error {
 }
 
 func dot(a, b []float64) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float64
-	i := 0
-	for ; i+3 < len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
+	return floats.Dot(a, b[:len(a)])
 }
 
 func axpy(alpha float64, x, y []float64) {
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += alpha * v
-	}
+	floats.AddScaled(y[:len(x)], alpha, x)
 }

@@ -23,17 +23,26 @@ func Solve(p *Problem, s *Settings) (*Result, error) {
 }
 
 const (
-	epsFloor       = 1e-6
-	stageSweeps    = 10
+	epsFloor    = 1e-6
+	stageSweeps = 10
 )
 
 func solveInstance(in *instance, cfg config) *Result {
 	s := newSolver(in)
 	s.init(cfg.warm)
+	if cfg.epsFactor == 0 {
+		cfg.epsFactor = epsFactor
+	}
+	if cfg.epsStart == 0 {
+		cfg.epsStart = epsStart
+	}
+	if cfg.lmReg != 0 {
+		s.lmReg = cfg.lmReg
+	}
 	epsT := cfg.eps
 	s.eps = epsT
 	if cfg.warm == nil {
-		s.eps = math.Max(epsT, epsStart)
+		s.eps = math.Max(epsT, cfg.epsStart)
 	}
 	res := &Result{M: in.m, N: in.n, P: make([]float64, in.m*in.n), Objective: math.Inf(1), LowerBound: 1}
 	Ptmp := make([]float64, in.m*in.n)
@@ -62,12 +71,14 @@ func solveInstance(in *instance, cfg config) *Result {
 			s.gStep()
 			it++
 			s.alphaStep()
-			s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
+			if s.sweepLambda {
+				s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
+			}
 		}
 		steps, _ := s.newton(cfg, cfg.maxIter-it, stageTol)
 		it += steps
 		s.alphaStep()
-		s.setEps(math.Max(epsT, s.eps*epsFactor))
+		s.setEps(math.Max(epsT, s.eps*cfg.epsFactor))
 	}
 	// Phase B: Newton at the target ε, then the certificate.
 	for k := 0; k < stageSweeps && it < cfg.maxIter; k++ {

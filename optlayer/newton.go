@@ -141,6 +141,11 @@ func (s *solver) evalPhi() float64 {
 // operation is a column step).
 func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, failed bool) {
 	n := s.n
+	for m := 0; m < s.M; m++ {
+		if !s.zero[m] && s.budgetResidClass(m) > 0.5 {
+			s.lambdaSolve(m)
+		}
+	}
 	phi := s.evalPhi()
 	var st *state
 	var w *work
@@ -155,6 +160,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, faile
 			break
 		}
 		st = s.loadState(st, cfg.cgTol, r, true)
+		st.reg = s.lmReg * r
 		if w == nil || len(w.t) != n+st.L {
 			w = st.newWork()
 		}
@@ -175,6 +181,8 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, faile
 		} else {
 			st.cgTol = math.Max(1e-12, math.Min(1e-2, 0.1*r))
 			err = st.solveCG(rhs, d, w)
+			s.cgIters += st.cgIters
+			st.cgIters = 0
 		}
 		if err != nil {
 			failed = true
@@ -213,4 +221,82 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, faile
 	}
 	s.gStep()
 	return steps, failed
+}
+
+// budgetAt returns the cost and its λ-derivative of class m's plan with every
+// column renormalised (g eliminated) at multiplier lam and the current α:
+// S(λ) = Σ_j (1/n_m) E_{w_j}[c], w_j(i) ∝ exp(−(α_m(i) + λ c(i,j))/ε).
+func (s *solver) budgetAt(m int, lam float64) (S, dS float64) {
+	n := s.n
+	ie := 1 / s.eps
+	am := s.alpha[m*n : (m+1)*n]
+	buf := s.amScratch
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		cr := s.ct[q*n : (q+1)*n]
+		mx := math.Inf(-1)
+		for i, c := range cr {
+			a := -(am[i] + lam*c) * ie
+			buf[i] = a
+			if a > mx {
+				mx = a
+			}
+		}
+		var z, e1, e2 float64
+		for i, c := range cr {
+			w := math.Exp(buf[i] - mx)
+			z += w
+			e1 += w * c
+			e2 += w * c * c
+		}
+		mean := e1 / z
+		S += mean
+		dS -= (e2/z - mean*mean) * ie
+	}
+	return S * s.ninv[m], dS * s.ninv[m]
+}
+
+// lambdaSolve finds λ_m ≥ 0 with S(λ) = ϑ_m (budgetAt) by a safeguarded
+// Newton iteration on a bracket; it is used when the Newton step on λ is
+// useless (plans collapsed onto zero cost or far over budget).
+func (s *solver) lambdaSolve(m int) {
+	th := s.theta[m]
+	lo, hi := 0.0, math.Inf(1)
+	S, dS := s.budgetAt(m, 0)
+	if S <= th {
+		s.lam[m] = 0
+		s.need[m] = true
+		return
+	}
+	lam := s.lam[m]
+	if lam <= 0 {
+		lam = s.eps / th
+	}
+	for k := 0; k < 200; k++ {
+		S, dS = s.budgetAt(m, lam)
+		if math.Abs(S/th-1) <= 1e-3 {
+			break
+		}
+		if S > th {
+			lo = lam
+		} else {
+			hi = lam
+		}
+		next := math.NaN()
+		if dS < 0 {
+			next = lam - (S-th)/dS
+		}
+		if !(next > lo && next < hi) {
+			if math.IsInf(hi, 1) {
+				next = 2*lam + s.eps/th
+			} else {
+				next = 0.5 * (lo + hi)
+			}
+		}
+		if hi-lo <= 1e-14*hi {
+			break
+		}
+		lam = next
+	}
+	s.lam[m] = lam
+	s.need[m] = true
 }

@@ -61,7 +61,7 @@ import (
 
 const (
 	absorbBound = 200.0 // |log u|, |log v| beyond which the kernel is rebuilt
-	epsStart    = 1.0   // first ε of a cold start (dual variables are O(1))
+	epsStart    = 0.5   // first ε of a cold start (dual variables are O(1))
 	epsFactor   = 0.25  // ε-scaling factor
 	stageTol    = 1e-2  // residual at which an intermediate ε stage ends
 )
@@ -87,14 +87,16 @@ type solver struct {
 	S, S2               []float64 // per class Σγc, Σγc² of the column-exact plan
 	colsum              []float64 // per position (evalPhi)
 	resid               float64   // Σ_j |column sum − 1/n_m| seen by the last column step
-	rebuilds            int
+	rebuilds, cgIters   int
+	sweepLambda         bool
+	lmReg               float64
 	idx                 []int
 	amScratch, wfA, wfT []float64
 }
 
 func newSolver(in *instance) *solver {
 	n, M := in.n, in.m
-	s := &solver{in: in, n: n, M: M, theta: in.theta}
+	s := &solver{in: in, n: n, M: M, theta: in.theta, lmReg: 0.1}
 	s.off = make([]int, M+1)
 	cnt := make([]int, M)
 	for _, y := range in.labels {
@@ -427,7 +429,8 @@ func (s *solver) lambdaStep(thr float64) {
 			continue
 		}
 		S, S2 := s.S[m], s.S2[m]
-		if !(S > 0) || !(S2 > 0) {
+		if !(S > 0) || !(S2 > 0) || S < 1e-3*s.theta[m] {
+			s.lambdaSolve(m)
 			continue
 		}
 		d := s.eps * math.Log(S/s.theta[m]) * S / S2

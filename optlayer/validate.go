@@ -116,11 +116,12 @@ func (p *Problem) instance() (*instance, error) {
 
 // settings with defaults filled in.
 type config struct {
-	eps, tol, regTol, cgTol float64
-	maxIter                 int
-	plans                   bool
-	warm                    *Dual
-	trace                   func(it int, s *solver, r float64) // tests only
+	eps, tol, regTol, cgTol    float64
+	maxIter                    int
+	plans                      bool
+	warm                       *Dual
+	trace                      func(it int, s *solver, r float64) // tests only
+	lmReg, epsFactor, epsStart float64                            // tests only
 }
 
 // Defaults used when a Settings field is zero.
