@@ -2,6 +2,12 @@
 
 package model
 
+import "github.com/drknn/drknn/model/internal/kern"
+
 // BLAS names the BLAS implementation in use: "gonum" (pure Go, the
 // default) or "openblas" (build with -tags openblas; needs libopenblas-dev).
 const BLAS = "gonum"
+
+// useFastGemm routes the kernels' matrix products to the package's own
+// AVX2+FMA kernels when the CPU has them (pure-Go build only).
+var useFastGemm = kern.Available

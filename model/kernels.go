@@ -16,6 +16,9 @@ type Float interface{ ~float32 | ~float64 }
 // currently installed in gonum's blas32/blas64 (pure Go, or OpenBLAS with
 // the openblas build tag).
 func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
+	if useFastGemm && alpha == 1 && (beta == 0 || beta == 1) && gemmFast(tA, tB, m, n, k, a, lda, b, ldb, beta == 1, c, ldc) {
+		return
+	}
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if tA {
 		ta = blas.Trans
@@ -29,6 +32,45 @@ func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 	case []float64:
 		blas64.Implementation().Dgemm(ta, tb, m, n, k, float64(alpha), a, lda, any(b).([]float64), ldb, float64(beta), any(c).([]float64), ldc)
 	}
+}
+
+// gemmFast maps a BLAS-style call onto fastGemm. A transposed B is
+// handled by computing Cᵀ = B·op(A)ᵀ with a transposed copy of op(A),
+// which is only worthwhile when op(A) is small (m ≤ 64).
+func gemmFast[T Float](tA, tB bool, m, n, k int, a []T, lda int, b []T, ldb int, acc bool, c []T, ldc int) bool {
+	rsA, csA := lda, 1
+	if tA {
+		rsA, csA = 1, lda
+	}
+	if !tB {
+		return fastGemm(m, n, k, a, rsA, csA, b, ldb, c, ldc, acc)
+	}
+	if m > 64 || len(a) <= (m-1)*rsA+(k-1)*csA || len(c) < (m-1)*ldc+n {
+		return false
+	}
+	at := make([]T, k*m) // op(A)ᵀ, k×m
+	for i := 0; i < m; i++ {
+		for kk := 0; kk < k; kk++ {
+			at[kk*m+i] = a[i*rsA+kk*csA]
+		}
+	}
+	ct := make([]T, n*m) // Cᵀ
+	if !fastGemm(n, m, k, b, ldb, 1, at, m, ct, m, false) {
+		return false
+	}
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if acc {
+			for j := range row {
+				row[j] += ct[j*m+i]
+			}
+		} else {
+			for j := range row {
+				row[j] = ct[j*m+i]
+			}
+		}
+	}
+	return true
 }
 
 // blockSize is the number of samples per work unit. Partial sums are formed

@@ -25,3 +25,6 @@ func init() {
 
 // BLAS names the BLAS implementation in use.
 const BLAS = "openblas"
+
+// useFastGemm is off: OpenBLAS does every product.
+const useFastGemm = false

@@ -1,0 +1,148 @@
+package model
+
+import (
+	"unsafe"
+
+	"github.com/drknn/drknn/model/internal/kern"
+)
+
+// A small GotoBLAS-style matrix product for the pure-Go build: 6×16
+// (float32) or 6×8 (float64) register tiles computed by AVX2+FMA
+// assembly kernels over K blocks, with zero-padded copies only at the
+// edges. Every element of C is computed by one fixed sequence of
+// operations, so results do not depend on the number of goroutines.
+
+const (
+	fastMR = 6   // rows per register tile
+	fastKC = 384 // K block
+)
+
+func fastNR[T Float]() int {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return 16
+	}
+	return 8
+}
+
+func kernel[T Float](kc int, a *T, rsA, csA int, b *T, ldb int, c *T, ldc int, acc bool) {
+	ac := 0
+	if acc {
+		ac = 1
+	}
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	if sz == 4 {
+		kern.S6x16(kc, (*float32)(unsafe.Pointer(a)), rsA*sz, csA*sz, (*float32)(unsafe.Pointer(b)), ldb*sz, (*float32)(unsafe.Pointer(c)), ldc*sz, ac)
+	} else {
+		kern.D6x8(kc, (*float64)(unsafe.Pointer(a)), rsA*sz, csA*sz, (*float64)(unsafe.Pointer(b)), ldb*sz, (*float64)(unsafe.Pointer(c)), ldc*sz, ac)
+	}
+}
+
+// fastGemm computes C = A·B (acc false) or C += A·B (acc true) for C m×n
+// (row stride ldc), A(i,k) = a[i*rsA + k*csA], B(k,j) = b[k*ldb + j]. It
+// reports false, doing nothing, if the slices are too short for the
+// sizes (callers then use BLAS).
+func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, ldc int, acc bool) bool {
+	if m <= 0 || n <= 0 {
+		return true
+	}
+	if k <= 0 {
+		if !acc {
+			for i := 0; i < m; i++ {
+				clear(c[i*ldc : i*ldc+n])
+			}
+		}
+		return true
+	}
+	if len(a) <= (m-1)*rsA+(k-1)*csA || len(b) < (k-1)*ldb+n || len(c) < (m-1)*ldc+n || rsA < 0 || csA < 0 || ldb < n || ldc < n {
+		return false
+	}
+	nr := fastNR[T]()
+	mt := (m + fastMR - 1) / fastMR
+	nt := (n + nr - 1) / nr
+	// Work units: groups of row tiles, or single column tiles when there
+	// are few row tiles.
+	byRows := mt >= 4
+	const group = 8
+	units := nt
+	if byRows {
+		units = (mt + group - 1) / group
+	}
+	body := func(u, _, _ int) {
+		kcMax := min(k, fastKC)
+		sa := make([]T, fastMR*kcMax)
+		sb := make([]T, kcMax*nr)
+		sc := make([]T, fastMR*nr)
+		it0, it1, jt0, jt1 := 0, mt, u, u+1
+		if byRows {
+			it0, it1, jt0, jt1 = u*group, min((u+1)*group, mt), 0, nt
+		}
+		for p0 := 0; p0 < k; p0 += fastKC {
+			kc := min(fastKC, k-p0)
+			accBlock := acc || p0 > 0
+			for jt := jt0; jt < jt1; jt++ {
+				j0 := jt * nr
+				nv := min(nr, n-j0)
+				bp, ldbp := &b[p0*ldb+j0], ldb
+				if nv < nr {
+					clear(sb)
+					for kk := 0; kk < kc; kk++ {
+						copy(sb[kk*nr:kk*nr+nv], b[(p0+kk)*ldb+j0:(p0+kk)*ldb+j0+nv])
+					}
+					bp, ldbp = &sb[0], nr
+				}
+				for it := it0; it < it1; it++ {
+					i0 := it * fastMR
+					mv := min(fastMR, m-i0)
+					ap, rs, cs := &a[i0*rsA+p0*csA], rsA, csA
+					if mv < fastMR {
+						clear(sa)
+						for r := 0; r < mv; r++ {
+							for kk := 0; kk < kc; kk++ {
+								sa[r*kc+kk] = a[(i0+r)*rsA+(p0+kk)*csA]
+							}
+						}
+						ap, rs, cs = &sa[0], kc, 1
+					}
+					if mv == fastMR && nv == nr {
+						kernel(kc, ap, rs, cs, bp, ldbp, &c[i0*ldc+j0], ldc, accBlock)
+						continue
+					}
+					if accBlock {
+						for r := 0; r < mv; r++ {
+							copy(sc[r*nr:r*nr+nv], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+nv])
+						}
+					}
+					kernel(kc, ap, rs, cs, bp, ldbp, &sc[0], nr, accBlock)
+					for r := 0; r < mv; r++ {
+						copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+nv], sc[r*nr:r*nr+nv])
+					}
+				}
+			}
+		}
+	}
+	if units == 1 || m*n*k < 1<<16 {
+		for u := 0; u < units; u++ {
+			body(u, u, u+1)
+		}
+	} else {
+		forUnits(units, body)
+	}
+	return true
+}
+
+// transpose writes the r×c matrix src (row stride lds) transposed into
+// dst (c×r, row stride ldd).
+func transpose[T Float](r, c int, src []T, lds int, dst []T, ldd int) {
+	const bs = 32
+	for i0 := 0; i0 < r; i0 += bs {
+		for j0 := 0; j0 < c; j0 += bs {
+			for i := i0; i < min(i0+bs, r); i++ {
+				for j := j0; j < min(j0+bs, c); j++ {
+					dst[j*ldd+i] = src[i*lds+j]
+				}
+			}
+		}
+	}
+}

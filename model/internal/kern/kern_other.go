@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package kern
+
+const Available = false
+
+func S6x16(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, acc int) {
+	panic("unreachable")
+}
+
+func D6x8(kc int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, acc int) {
+	panic("unreachable")
+}

@@ -1,0 +1,83 @@
+package model
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// Component benchmarks of one training step's kernels (batch 50,
+// 1×28×28, 32 channels, d = 400), float32.
+func benchSetup() (convGeom, []float32, []float32, []float32, []float32, []float32, []int32, []float32) {
+	cfg := Config{Kind: CNN, InShape: []int{1, 28, 28}}.WithDefaults()
+	g := cfg.geom()
+	rng := rand.New(rand.NewSource(1))
+	n := 50
+	x := make([]float32, n*784)
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	w := make([]float32, g.k*9)
+	for i := range w {
+		w[i] = float32(rng.NormFloat64()) * 0.4
+	}
+	b := make([]float32, g.k)
+	out := make([]float32, n*g.flat())
+	arg := make([]int32, n*g.flat())
+	wl := make([]float32, g.flat()*400)
+	for i := range wl {
+		wl[i] = float32(rng.NormFloat64()) * 0.01
+	}
+	y := make([]float32, n*400)
+	return g, x, w, b, out, wl, arg, y
+}
+
+func BenchmarkKernelConvForward(b *testing.B) {
+	g, x, w, bias, out, _, arg, _ := benchSetup()
+	for i := 0; i < b.N; i++ {
+		convReluPoolForward(g, 50, x, w, bias, out, arg)
+	}
+}
+
+func BenchmarkKernelConvGradW(b *testing.B) {
+	g, x, w, bias, out, _, arg, _ := benchSetup()
+	convReluPoolForward(g, 50, x, w, bias, out, arg)
+	dw := make([]float32, len(w))
+	db := make([]float32, len(bias))
+	for i := 0; i < b.N; i++ {
+		convReluPoolGradW(g, 50, x, out, arg, dw, nil)
+		convReluPoolGradW(g, 50, x, out, arg, nil, db)
+	}
+}
+
+func BenchmarkKernelLinear(b *testing.B) {
+	g, x, w, bias, out, wl, arg, y := benchSetup()
+	convReluPoolForward(g, 50, x, w, bias, out, arg)
+	f := g.flat()
+	bl := make([]float32, 400)
+	dx := make([]float32, len(out))
+	dw := make([]float32, len(wl))
+	b.Run("forward", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			linearForward(50, f, 400, out, wl, bl, y, false)
+		}
+	})
+	b.Run("gradX", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			linearGradX(50, f, 400, wl, y, dx)
+		}
+	})
+	b.Run("gradW", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			linearGradW(50, f, 400, out, y, dw)
+		}
+	})
+}
+
+func BenchmarkKernelAdam(b *testing.B) {
+	n := 6272 * 400
+	w, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	s := AdamSettings{}.withDefaults()
+	for i := 0; i < b.N; i++ {
+		adamUpdate(w, g, m, v, s, 1.1, 1.01)
+	}
+}
