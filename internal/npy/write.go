@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/drknn/drknn/internal/atomicfile"
 )
 
 // header returns the bytes numpy.save writes before the data of an array
@@ -92,39 +92,13 @@ func EncodeInt64(w io.Writer, data []int64, shape ...int) error {
 	return bw.Flush()
 }
 
-// writeAtomic writes through encode to a temporary file beside path,
-// syncs it and renames it over path. On any failure the temporary file is
-// removed and path is untouched.
-func writeAtomic(path string, encode func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+// writeAtomic writes through encode to a temporary file beside path and
+// renames it over path (internal/atomicfile); on failure path is untouched.
+func writeAtomic(path string, encode func(io.Writer) error) error {
+	if err := atomicfile.Write(path, encode); err != nil {
+		return fmt.Errorf("npy: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("npy: writing %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			err = fmt.Errorf("npy: writing %s: %w", path, err)
-		}
-	}()
-	if err = encode(f); err != nil {
-		return err
-	}
-	if err = f.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // WriteFloat64 writes data, in C order with the given rank-1 or rank-2
