@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -422,4 +423,32 @@ func FuzzOmniglotZip(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestOmniglotParallelDeterministic: one goroutine or many, the same data
+// set, bit for bit.
+func TestOmniglotParallelDeterministic(t *testing.T) {
+	dir := t.TempDir()
+	for c := 0; c < 6; c++ {
+		for i := 0; i < 7; i++ {
+			writeTestFile(t, filepath.Join(dir, "images_background", "A", "character0"+string(rune('1'+c)), "d"+string(rune('a'+i))+".png"),
+				pngGrey(t, 105, 105, func(x, y int) uint8 { return uint8((x*(c+1) + y*(i+2)) % 256) }))
+		}
+	}
+	opts := OmniglotOptions{Sets: []string{"background"}, Size: 28}
+	prev := runtime.GOMAXPROCS(1)
+	one, err := ReadOmniglot(dir, opts)
+	runtime.GOMAXPROCS(prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rep := 0; rep < 3; rep++ {
+		many, err := ReadOmniglot(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(one, many) {
+			t.Fatal("parallel read differs from the serial one")
+		}
+	}
 }
