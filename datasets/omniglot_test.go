@@ -425,7 +425,7 @@ func FuzzOmniglotZip(f *testing.F) {
 	})
 }
 
-// TestOmniglotParallelDeterministic: one goroutine or many, the same data
+// TestOmniglotParallelDeterministic: on one core or all, the same data
 // set, bit for bit.
 func TestOmniglotParallelDeterministic(t *testing.T) {
 	dir := t.TempDir()
