@@ -57,7 +57,7 @@ var ErrNoState = errors.New("optlayer: result carries no solver state (not produ
 var ErrNotConverged = errors.New("optlayer: backward solve did not converge")
 
 // denseMax is the largest reduced system solved by dense Cholesky.
-const denseMax = 160
+const denseMax = 128
 
 type state struct {
 	n, M    int
@@ -83,6 +83,7 @@ type state struct {
 	cgTol   float64
 	resid   float64
 	cgIters int
+	forceCG bool
 	reg     float64 // Levenberg–Marquardt term reg·diag(H₀) (Newton only)
 	feat    []float64
 	dim     int
@@ -90,7 +91,9 @@ type state struct {
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
-	return s.loadState(nil, cfg.cgTol, resid, false)
+	st := s.loadState(nil, cfg.cgTol, resid, false)
+	st.forceCG = cfg.forceCG
+	return st
 }
 
 // loadState materialises γ = u K v of the current solver state and the
@@ -264,7 +267,7 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 	}
 	x := make([]float64, dim)
 	var err error
-	if dim <= denseMax {
+	if dim <= denseMax && !st.forceCG {
 		err = st.solveDense(rhs, x, w)
 	} else {
 		err = st.solveCG(rhs, x, w)
@@ -411,23 +414,130 @@ func (st *state) apply(x, out []float64, w *work) {
 	}
 }
 
-func (st *state) solveDense(rhs, x []float64, w *work) error {
-	dim := len(rhs)
-	full := make([]float64, dim*dim)
-	e := make([]float64, dim)
-	maxd := 0.0
-	for k := 0; k < dim; k++ {
-		e[k] = 1
-		st.apply(e, full[k*dim:(k+1)*dim], w) // column k, stored as row k
-		e[k] = 0
-		maxd = math.Max(maxd, full[k*dim+k])
-	}
-	H := mat.NewSymDense(dim, nil)
-	for k := 0; k < dim; k++ {
-		for l := k; l < dim; l++ {
-			H.SetSym(k, l, 0.5*(full[k*dim+l]+full[l*dim+k]))
+// assemble forms the reduced operator H explicitly:
+//
+//	H = H₀ − Σ_i Σ_{m∈A_i} u_m(i) u_m(i)ᵀ/p_m(i) + Σ_i w_i w_iᵀ/D_i,
+//
+// with H₀ = AᵀΓA (diagonal colsum, −qc couplings, Σγc²), u_m(i) the row-i
+// gradient of s_m(i) (γ(i,·) on class m, −pc_m(i) on λ_m), w_i = Σ u_m/p_m
+// and D_i = Σ 1/p_m over the active classes of row i.
+func (st *state) assemble() (*mat.SymDense, float64) {
+	n, M := st.n, st.M
+	dim := n + st.L
+	H := make([]float64, dim*dim)
+	for m := 0; m < M; m++ {
+		b := st.bi[m]
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			H[q*dim+q] += st.colsum[q] * (1 + st.reg)
+			if b >= 0 {
+				H[q*dim+b] -= st.qc[q]
+				H[b*dim+q] -= st.qc[q]
+			}
+		}
+		if b >= 0 {
+			H[b*dim+b] += st.sc2[m] * (1 + st.reg)
 		}
 	}
+	// per-row weights
+	sq := make([]float64, M*n) // sqrt(act/p)
+	dinv := make([]float64, n) // 1/sqrt(D_i)
+	for i := 0; i < n; i++ {
+		var D float64
+		for m := 0; m < M; m++ {
+			k := m*n + i
+			if st.active[k] {
+				sq[k] = math.Sqrt(1 / st.p[k])
+				D += 1 / st.p[k]
+			}
+		}
+		if D > 0 {
+			dinv[i] = 1 / math.Sqrt(D)
+		}
+	}
+	// class blocks: −Y Yᵀ with Y rows u_m(i)·sqrt(act/p) (as columns over i)
+	for m := 0; m < M; m++ {
+		a0, a1 := st.off[m], st.off[m+1]
+		b := st.bi[m]
+		k := a1 - a0
+		rows := k
+		if b >= 0 {
+			rows++
+		}
+		Y := make([]float64, rows*n)
+		sm := sq[m*n : (m+1)*n]
+		for r := 0; r < k; r++ {
+			gr := st.gam[(a0+r)*n : (a0+r+1)*n]
+			yr := Y[r*n : (r+1)*n]
+			for i, g := range gr {
+				yr[i] = g * sm[i]
+			}
+		}
+		if b >= 0 {
+			yr := Y[k*n : (k+1)*n]
+			pcm := st.pc[m*n : (m+1)*n]
+			for i := range yr {
+				yr[i] = -pcm[i] * sm[i]
+			}
+		}
+		C := make([]float64, rows*rows)
+		blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: rows, Cols: n, Stride: n, Data: Y}, 0,
+			blas64.Symmetric{Uplo: blas.Upper, N: rows, Stride: rows, Data: C})
+		idx := func(r int) int {
+			if r < k {
+				return a0 + r
+			}
+			return b
+		}
+		for r := 0; r < rows; r++ {
+			for c := r; c < rows; c++ {
+				v := C[r*rows+c]
+				H[idx(r)*dim+idx(c)] -= v
+				if idx(r) != idx(c) {
+					H[idx(c)*dim+idx(r)] -= v
+				}
+			}
+		}
+	}
+	// + Wt Wtᵀ with Wt[row][i] = u(row, i)·act/p/sqrt(D_i)
+	Wt := make([]float64, dim*n)
+	for m := 0; m < M; m++ {
+		b := st.bi[m]
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			gr := st.gam[q*n : (q+1)*n]
+			wr := Wt[q*n : (q+1)*n]
+			for i, g := range gr {
+				if k := m*n + i; st.active[k] {
+					wr[i] = g / st.p[k] * dinv[i]
+				}
+			}
+		}
+		if b >= 0 {
+			wr := Wt[b*n : (b+1)*n]
+			for i := range wr {
+				if k := m*n + i; st.active[k] {
+					wr[i] = -st.pc[k] / st.p[k] * dinv[i]
+				}
+			}
+		}
+	}
+	C := make([]float64, dim*dim)
+	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: dim, Cols: n, Stride: n, Data: Wt}, 0,
+		blas64.Symmetric{Uplo: blas.Upper, N: dim, Stride: dim, Data: C})
+	S := mat.NewSymDense(dim, nil)
+	maxd := 0.0
+	for r := 0; r < dim; r++ {
+		for c := r; c < dim; c++ {
+			v := 0.5*(H[r*dim+c]+H[c*dim+r]) + C[r*dim+c]
+			S.SetSym(r, c, v)
+		}
+		maxd = math.Max(maxd, S.At(r, r))
+	}
+	return S, maxd
+}
+
+func (st *state) solveDense(rhs, x []float64, w *work) error {
+	dim := len(rhs)
+	H, maxd := st.assemble()
 	var chol mat.Cholesky
 	ridge := 0.0
 	for try := 0; try < 8; try++ {
