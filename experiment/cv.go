@@ -1,0 +1,118 @@
+package experiment
+
+import (
+	"fmt"
+	"math/rand"
+
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/train"
+)
+
+// chooseTheta returns the radii for a repeat: train.theta, or — when
+// train.theta_grid is set — the grid value (one radius for all classes)
+// with the best cross-validated Dr.k-NN accuracy on the episode's training
+// samples alone (stratified k-fold, or leave-one-out when cv_folds = 0).
+// For each candidate and fold a fresh network is trained on the other folds
+// exactly as in the run and classifies the held-out fold. Ties go to the
+// smaller radius. Query samples are never looked at.
+func chooseTheta(cfg train.Config, shape []int, x []float32, y []int, seed int64, log *syncLogger, r int) ([]float64, error) {
+	grid := cfg.Train.ThetaGrid
+	if len(grid) == 0 {
+		return cfg.Train.Theta, nil
+	}
+	n := len(y)
+	folds := cfg.Train.CVFolds
+	if folds == 0 || folds > n {
+		folds = n
+	}
+	// Stratified assignment: shuffle each class, deal its points round-robin.
+	rng := rand.New(rand.NewSource(seed ^ 0x5eed))
+	fold := make([]int, n)
+	next := 0
+	for c := 0; c < cfg.Ways; c++ {
+		var idx []int
+		for i, l := range y {
+			if l == c {
+				idx = append(idx, i)
+			}
+		}
+		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+		for _, i := range idx {
+			fold[i] = next % folds
+			next++
+		}
+	}
+	size := len(x) / n
+	best, bestAcc := 0.0, -1.0
+	for _, theta := range grid {
+		correct, total := 0, 0
+		for f := 0; f < folds; f++ {
+			var trX []float32
+			var trY, hoIdx []int
+			for i := 0; i < n; i++ {
+				if fold[i] == f {
+					hoIdx = append(hoIdx, i)
+				} else {
+					trX = append(trX, x[i*size:(i+1)*size]...)
+					trY = append(trY, y[i])
+				}
+			}
+			if len(hoIdx) == 0 {
+				continue
+			}
+			present := map[int]bool{}
+			for _, l := range trY {
+				present[l] = true
+			}
+			if len(present) < cfg.Ways {
+				return nil, fmt.Errorf("cross-validation: fold %d leaves a class without training points (shots too small for cv_folds = %d)", f, folds)
+			}
+			th := []float64{theta}
+			net, _, err := fitTrain(cfg, shape, trX, trY, th, seed, "", "", false, nil)
+			if err != nil {
+				return nil, fmt.Errorf("cross-validation ϑ = %g, fold %d: %w", theta, f, err)
+			}
+			et, err := net.Embed(trX, len(trY))
+			if err != nil {
+				return nil, err
+			}
+			var hoX []float32
+			for _, i := range hoIdx {
+				hoX = append(hoX, x[i*size:(i+1)*size]...)
+			}
+			eh, err := net.Embed(hoX, len(hoIdx))
+			if err != nil {
+				return nil, err
+			}
+			lfd, err := SolveLFD(cfg, et, len(trY), net.Dim(), trY, th)
+			if err != nil {
+				return nil, fmt.Errorf("cross-validation ϑ = %g, fold %d: %w", theta, f, err)
+			}
+			k := min(cfg.Eval.K, len(trY))
+			c, err := eval.New("drknn", eval.Settings{K: k, Workers: 1}, lfd.P)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Fit(et, len(trY), net.Dim(), trY, cfg.Ways); err != nil {
+				return nil, err
+			}
+			pred, err := c.Predict(eh, len(hoIdx))
+			if err != nil {
+				return nil, err
+			}
+			for j, i := range hoIdx {
+				if pred[j] == y[i] {
+					correct++
+				}
+				total++
+			}
+		}
+		acc := float64(correct) / float64(total)
+		log.printf("repeat %d: cross-validation ϑ = %g: accuracy %.4f (%d folds)", r+1, theta, acc, folds)
+		if acc > bestAcc {
+			best, bestAcc = theta, acc
+		}
+	}
+	log.printf("repeat %d: chose ϑ = %g by cross-validation", r+1, best)
+	return []float64{best}, nil
+}

@@ -1,0 +1,275 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/npy"
+	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/optlayer"
+	"github.com/drknn/drknn/train"
+)
+
+type repeatOut struct {
+	episode EpisodeRecord
+	acc     map[string]float64
+}
+
+// RepeatSeed is the seed of repeat r (0-based): it draws the episode and
+// initialises the network.
+func RepeatSeed(cfg train.Config, r int) int64 { return cfg.Seed + int64(r) }
+
+// implemented lists the methods this build evaluates, in table order.
+func implemented(cfg train.Config) []string {
+	avail := map[string]bool{}
+	for _, m := range eval.Methods() {
+		avail[m] = true
+	}
+	want := cfg.Eval.Methods
+	if len(want) == 0 {
+		want = train.Methods()
+	}
+	var out []string
+	for _, m := range want {
+		if avail[m] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func toF64(x []float32) []float64 {
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+func trainSettings(cfg train.Config, theta []float64, seed int64, n int) train.Settings {
+	size := cfg.Train.MinisetSize
+	if size > n {
+		size = n
+	}
+	return train.Settings{Steps: cfg.Train.Steps, LR: cfg.Train.LR, Minisets: cfg.Train.Minisets,
+		MinisetSize: size, Seed: seed,
+		Risk: train.RiskSettings{Ways: cfg.Ways, Metric: metricOf(cfg.Train.Metric), Theta: theta,
+			Normalize: cfg.Train.ThetaRelative,
+			Solver:    optlayer.Settings{Epsilon: cfg.Train.Epsilon, Tol: cfg.Train.Tol}, Workers: 1}}
+}
+
+// SolveLFD solves the LFD on embeddings e (n×dim) with the run's metric,
+// normalisation and radii: the P* that Dr.k-NN votes with.
+func SolveLFD(cfg train.Config, e []float64, n, dim int, labels []int, theta []float64) (*optlayer.Result, error) {
+	c, err := optlayer.Costs(e, n, dim, metricOf(cfg.Train.Metric))
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Train.ThetaRelative {
+		var s float64
+		for _, v := range c {
+			s += v
+		}
+		s /= float64(len(c))
+		if !(s > 0) {
+			return nil, errors.New("LFD: all training embeddings coincide")
+		}
+		for i := range c {
+			c[i] /= s
+		}
+	}
+	return optlayer.Solve(&optlayer.Problem{N: n, Cost: c, Labels: labels, Theta: theta},
+		&optlayer.Settings{Epsilon: cfg.Train.Epsilon, Tol: cfg.Train.Tol})
+}
+
+// fitTrain trains a fresh network on (x, y) and returns it.
+func fitTrain(cfg train.Config, shape []int, x []float32, y []int, theta []float64, seed int64,
+	ckpt, key string, resume bool, onStep func(train.StepStats)) (*model.Net, *train.Trainer, error) {
+	net, err := model.New(ModelConfig(cfg, shape), seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := train.NewTrainer(net, x, y, trainSettings(cfg, theta, seed, len(y)))
+	if err != nil {
+		return nil, nil, err
+	}
+	if resume && ckpt != "" {
+		if _, err := os.Stat(ckpt); err == nil {
+			if err := tr.Resume(ckpt, key); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	every := cfg.Train.CheckpointEvery
+	for !tr.Done() {
+		st, err := tr.Step()
+		if err != nil {
+			return nil, nil, err
+		}
+		if onStep != nil {
+			onStep(st)
+		}
+		if ckpt != "" && (tr.Done() || (every > 0 && st.Step%every == 0)) {
+			if err := tr.SaveCheckpoint(ckpt, key); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return net, tr, nil
+}
+
+func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *syncLogger, prog *progress) (*repeatOut, error) {
+	start := time.Now()
+	seed := RepeatSeed(cfg, r)
+	ep, err := datasets.NewEpisode(d, datasets.EpisodeSettings{Ways: cfg.Ways, Shots: cfg.Shots, Queries: cfg.Queries, Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	rec := EpisodeRecord{Seed: seed, Classes: ep.Classes, TrainIndex: ep.TrainIndex, QueryIndex: ep.QueryIndex, Short: ep.Short}
+	for _, c := range ep.Classes {
+		rec.ClassNames = append(rec.ClassNames, d.Classes[c])
+	}
+	trainSet, querySet := d.Subset(ep.TrainIndex), d.Subset(ep.QueryIndex)
+	n, nq := len(ep.TrainIndex), len(ep.QueryIndex)
+
+	theta, err := chooseTheta(cfg, d.Shape, trainSet.X, ep.TrainLabels, seed, log, r)
+	if err != nil {
+		return nil, err
+	}
+	rec.Theta = theta
+
+	var dir, ckpt string
+	if opts.OutDir != "" {
+		dir = filepath.Join(opts.OutDir, "repeats", fmt.Sprintf("%02d", r+1))
+		if err := os.MkdirAll(filepath.Join(dir, "export"), 0o755); err != nil {
+			return nil, err
+		}
+		ckpt = filepath.Join(dir, "checkpoint.bin")
+	}
+	key := fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v", cfg.Dataset, cfg.Ways, cfg.Shots, seed, theta, cfg.Model, cfg.Train)
+	net, tr, err := fitTrain(cfg, d.Shape, trainSet.X, ep.TrainLabels, theta, seed, ckpt, key, opts.Resume,
+		func(st train.StepStats) { prog.step(r, st) })
+	if err != nil {
+		return nil, err
+	}
+	if h := tr.History(); len(h) > 0 {
+		rec.FinalRisk = h[len(h)-1].Risk
+		log.printf("repeat %d: %d steps, risk %.4f → %.4f, last mean certified gap %.2e", r+1, len(h), h[0].Risk, rec.FinalRisk, h[len(h)-1].MeanRelGap)
+	}
+
+	dim := net.Dim()
+	et, err := net.Embed(trainSet.X, n)
+	if err != nil {
+		return nil, err
+	}
+	eq, err := net.Embed(querySet.X, nq)
+	if err != nil {
+		return nil, err
+	}
+	lfd, err := SolveLFD(cfg, et, n, dim, ep.TrainLabels, theta)
+	if err != nil {
+		return nil, fmt.Errorf("LFD on the training set: %w", err)
+	}
+	rec.LFDRelGap = lfd.RelGap
+
+	out := &repeatOut{acc: map[string]float64{}}
+	es := eval.Settings{K: cfg.Eval.K, Tau: cfg.Eval.Tau, Bandwidth: cfg.Eval.Bandwidth, Workers: 1}
+	rawTrain, rawQuery := toF64(trainSet.X), toF64(querySet.X)
+	raw := d.SampleSize()
+	for _, m := range implemented(cfg) {
+		c, err := eval.New(m, es, lfd.P)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		var acc float64
+		if eval.OnRawPixels(m) {
+			acc, _, err = eval.Evaluate(c, rawTrain, n, raw, ep.TrainLabels, cfg.Ways, rawQuery, nq, ep.QueryLabels)
+		} else {
+			acc, _, err = eval.Evaluate(c, et, n, dim, ep.TrainLabels, cfg.Ways, eq, nq, ep.QueryLabels)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		out.acc[m] = acc
+	}
+	log.printf("repeat %d: drknn %.4f, embedding_knn %.4f (%d queries%s)", r+1, out.acc["drknn"], out.acc["embedding_knn"], nq, map[bool]string{true: ", all that remained", false: ""}[ep.Short])
+
+	if dir != "" {
+		if err := export(filepath.Join(dir, "export"), cfg, net, et, ep.TrainLabels, lfd, eq, ep.QueryLabels, n, nq, dim, theta, rec); err != nil {
+			return nil, err
+		}
+	}
+	rec.Seconds = time.Since(start).Seconds()
+	out.episode = rec
+	return out, nil
+}
+
+func int64s(x []int) []int64 {
+	out := make([]int64, len(x))
+	for i, v := range x {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+// Manifest describes an export folder.
+type Manifest struct {
+	Format        int           `json:"format"`
+	Config        train.Config  `json:"config"`
+	Model         model.Config  `json:"model"`
+	Theta         []float64     `json:"theta"`
+	ThetaRelative bool          `json:"theta_relative"`
+	CostScale     string        `json:"cost_scale"`
+	K             int           `json:"k"`
+	Metric        string        `json:"metric"`
+	Ways          int           `json:"ways"`
+	ClassNames    []string      `json:"class_names"`
+	Episode       EpisodeRecord `json:"episode"`
+	LFD           struct {
+		Objective  float64 `json:"objective"`
+		LowerBound float64 `json:"lower_bound"`
+		RelGap     float64 `json:"rel_gap"`
+	} `json:"lfd"`
+	Files    map[string]string `json:"files"`
+	Versions map[string]string `json:"versions"`
+}
+
+// ExportFormat is the version of the export folder layout.
+const ExportFormat = 1
+
+func export(dir string, cfg train.Config, net *model.Net, et []float64, yt []int, lfd *optlayer.Result,
+	eq []float64, yq []int, n, nq, dim int, theta []float64, rec EpisodeRecord) error {
+	files := map[string]string{
+		"train_embeddings": "train_embeddings.npy", "train_labels": "train_labels.npy",
+		"lfd_weights": "lfd_weights.npy", "query_embeddings": "query_embeddings.npy",
+		"query_labels": "query_labels.npy", "model": "model.bin",
+	}
+	steps := []func() error{
+		func() error { return npy.WriteFloat64(filepath.Join(dir, files["train_embeddings"]), et, n, dim) },
+		func() error { return npy.WriteInt64(filepath.Join(dir, files["train_labels"]), int64s(yt)) },
+		func() error { return npy.WriteFloat64(filepath.Join(dir, files["lfd_weights"]), lfd.P, lfd.M, n) },
+		func() error { return npy.WriteFloat64(filepath.Join(dir, files["query_embeddings"]), eq, nq, dim) },
+		func() error { return npy.WriteInt64(filepath.Join(dir, files["query_labels"]), int64s(yq)) },
+		func() error { return net.Save(filepath.Join(dir, files["model"])) },
+	}
+	for _, f := range steps {
+		if err := f(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	m := Manifest{Format: ExportFormat, Config: cfg, Model: net.Config(), Theta: theta, ThetaRelative: cfg.Train.ThetaRelative,
+		K: cfg.Eval.K, Metric: cfg.Train.Metric, Ways: cfg.Ways, ClassNames: rec.ClassNames, Episode: rec, Files: files,
+		Versions: versions()}
+	if cfg.Train.ThetaRelative {
+		m.CostScale = "costs divided by their mean over the n×n training cost matrix before solving"
+	} else {
+		m.CostScale = "absolute"
+	}
+	m.LFD.Objective, m.LFD.LowerBound, m.LFD.RelGap = lfd.Objective, lfd.LowerBound, lfd.RelGap
+	return writeJSON(filepath.Join(dir, "manifest.json"), m)
+}
