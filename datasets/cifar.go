@@ -50,6 +50,11 @@ func ParseCIFARBatch(r io.Reader) (*CIFARBatch, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseCIFARBytes(data)
+}
+
+// parseCIFARBytes is ParseCIFARBatch on bytes it may overwrite.
+func parseCIFARBytes(data []byte) (*CIFARBatch, error) {
 	if len(data) == 0 {
 		return nil, errors.New("empty batch")
 	}
@@ -155,15 +160,21 @@ func ReadCIFAR10(dir string, opts CIFAROptions) (*Dataset, error) {
 	var parts []*Dataset
 	for _, name := range CIFAR10Batches {
 		p := filepath.Join(dir, name)
-		f, err := os.Open(p)
+		st, err := os.Stat(p)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("cifar10: %w", err)
 		}
-		b, err := ParseCIFARBatch(f)
-		f.Close()
+		if st.Size() > maxCIFARRecords*cifarRecord {
+			return nil, fmt.Errorf("cifar10: %s: %d bytes, larger than %d records", p, st.Size(), maxCIFARRecords)
+		}
+		data, err := os.ReadFile(p) // one allocation of the file's size
+		if err != nil {
+			return nil, fmt.Errorf("cifar10: %w", err)
+		}
+		b, err := parseCIFARBytes(data)
 		if err != nil {
 			return nil, fmt.Errorf("cifar10: %s: %w", p, err)
 		}
