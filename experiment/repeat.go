@@ -200,6 +200,9 @@ func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *
 	log.printf("repeat %d: drknn %.4f, embedding_knn %.4f (%d queries%s)", r+1, out.acc["drknn"], out.acc["embedding_knn"], nq, map[bool]string{true: ", all that remained", false: ""}[ep.Short])
 
 	if dir != "" {
+		if err := writeJSON(filepath.Join(dir, "history.json"), tr.History()); err != nil {
+			return nil, err
+		}
 		if err := export(filepath.Join(dir, "export"), cfg, net, et, ep.TrainLabels, lfd, eq, ep.QueryLabels, n, nq, dim, theta, rec); err != nil {
 			return nil, err
 		}
