@@ -22,8 +22,10 @@ type MiniSet struct {
 // random positive integers summing to n′", and this is that choice made
 // exactly, honouring what each class can supply. (The authors' prototype
 // drew n_m = 1 + randint(remaining − 1) class by class and gave the last
-// class the rest, which can leave it with 0 points or ask a class for more
-// points than it has.) The n_m points of class m are then drawn uniformly
+// class the rest: it reserved nothing for the classes still to come, so with
+// M ≥ 3 a later class could be left with 0 points or randint(0) failed, and
+// it never checked that a class had that many points.) The n_m points of
+// class m are then drawn uniformly
 // without replacement. All randomness comes from the *rand.Rand passed to
 // Draw, so a seeded generator gives a reproducible sequence of mini-sets.
 type MiniSetSampler struct {

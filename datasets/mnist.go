@@ -30,7 +30,8 @@ const maxIDXItems = 1 << 26
 var gzipMagic = []byte{0x1f, 0x8b}
 
 // maybeGunzip returns a reader of the decompressed stream when r starts
-// with the gzip magic bytes, and r itself (buffered) otherwise. The file
+// with the gzip magic bytes (concatenated gzip members read as one stream,
+// as gunzip does), and r itself (buffered) otherwise. The file
 // name is never consulted, so a .gz file that is not compressed and an
 // uncompressed file named .gz both read correctly.
 func maybeGunzip(r io.Reader) (io.Reader, func() error, error) {
@@ -44,7 +45,6 @@ func maybeGunzip(r io.Reader) (io.Reader, func() error, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("gzip header: %w", err)
 		}
-		zr.Multistream(false)
 		return zr, zr.Close, nil
 	}
 	return br, func() error { return nil }, nil

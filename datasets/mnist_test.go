@@ -283,3 +283,18 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// Concatenated gzip members read as one stream (as gunzip does); garbage
+// after the gzip stream is an error.
+func TestParseIDXGzipMembers(t *testing.T) {
+	img, _ := fakeMNIST(3)
+	two := append(gz(t, img[:1000]), gz(t, img[1000:])...)
+	x, err := ParseIDX(bytes.NewReader(two), 2051)
+	if err != nil || !bytes.Equal(x.Data, img[16:]) {
+		t.Fatalf("two gzip members: %v", err)
+	}
+	junk := append(gz(t, img), "junk"...)
+	if _, err := ParseIDX(bytes.NewReader(junk), 2051); err == nil {
+		t.Fatal("garbage after the gzip stream accepted")
+	}
+}
