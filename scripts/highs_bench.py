@@ -1,0 +1,105 @@
+#!/usr/bin/python3
+"""Time the exact LFD linear program (Theorem 1, reduced to n² transport
+variables) with HiGHS on the instances of the optlayer benchmarks.
+
+Export the instances first (Go writes them, so both sides solve the same
+numbers):
+
+    go test ./optlayer -run TestExportBenchInstances -args -export /tmp/lfd
+    /usr/bin/python3 scripts/highs_bench.py /tmp/lfd [--sizes 50,200,500] [--repeat 3]
+
+For every lfd_<n>_<M>.txt it builds the LP with scipy.sparse, solves it with
+scipy.optimize.linprog(method="highs"), prints the best wall time and the LP
+value, and compares with ours_<n>_<M>.txt (our objective, lower bound, gap)
+when present.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.optimize import linprog
+
+
+def read_instance(path):
+    with open(path) as f:
+        n, M, theta = f.readline().split()
+        n, M, theta = int(n), int(M), float(theta)
+        labels = np.array(f.readline().split(), dtype=np.int64)
+        cost = np.loadtxt(f, dtype=np.float64, ndmin=2)
+    if cost.shape != (n, n) or labels.shape != (n,):
+        raise ValueError(f"{path}: bad shapes {cost.shape}, {labels.shape}")
+    return n, M, theta, labels, cost
+
+
+def build_lp(n, M, theta, labels, cost):
+    """Variables: gamma(i, j) for all i, j (the class of an entry is the class
+    of its column j), then t_i. Minimise sum t subject to
+      sum_i gamma(i, j) = 1/n_{y_j}                 (columns)
+      sum_{j in class m} gamma(i, j) - t_i <= 0     (rows, per class)
+      sum_{i, j in class m} gamma(i, j) c(i, j) <= theta   (budgets)."""
+    counts = np.bincount(labels, minlength=M)
+    nv = n * n + n
+    c = np.zeros(nv)
+    c[n * n:] = 1.0
+    gidx = np.arange(n * n).reshape(n, n)  # gamma(i, j) -> i*n + j
+    # equalities: columns
+    rows = np.repeat(np.arange(n), n)          # constraint j
+    cols = gidx.T.ravel()                       # entries (i, j) for fixed j
+    A_eq = sp.csr_matrix((np.ones(n * n), (rows, cols)), shape=(n, nv))
+    b_eq = 1.0 / counts[labels]
+    # inequalities: rows per class, then budgets
+    ub_r, ub_c, ub_v = [], [], []
+    ii, jj = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    ii, jj = ii.ravel(), jj.ravel()
+    cls = labels[jj]
+    r_row = cls * n + ii                        # constraint (m, i)
+    ub_r.append(r_row); ub_c.append(gidx.ravel()); ub_v.append(np.ones(n * n))
+    ub_r.append(np.tile(np.arange(n), M) + np.repeat(np.arange(M), n) * n)
+    ub_c.append(np.tile(n * n + np.arange(n), M)); ub_v.append(-np.ones(n * M))
+    ub_r.append(M * n + cls); ub_c.append(gidx.ravel()); ub_v.append(cost.ravel())
+    A_ub = sp.csr_matrix((np.concatenate(ub_v), (np.concatenate(ub_r), np.concatenate(ub_c))),
+                         shape=(M * n + M, nv))
+    b_ub = np.concatenate([np.zeros(M * n), np.full(M, theta)])
+    return c, A_ub, b_ub, A_eq, b_eq
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir")
+    ap.add_argument("--sizes", default="50,200,500", help="comma-separated n to run")
+    ap.add_argument("--repeat", type=int, default=1)
+    args = ap.parse_args()
+    sizes = {int(s) for s in args.sizes.split(",") if s}
+    files = sorted((f for f in os.listdir(args.dir) if f.startswith("lfd_") and f.endswith(".txt")),
+                   key=lambda f: int(f.split("_")[1]))
+    if not files:
+        sys.exit(f"no lfd_*.txt in {args.dir}; run the Go export first")
+    print(f"{'n':>5} {'M':>3} {'HiGHS s':>10} {'LP value':>14} {'ours':>14} {'ours LB':>14} {'ours−LP':>10}")
+    for name in files:
+        n, M, theta, labels, cost = read_instance(os.path.join(args.dir, name))
+        if n not in sizes:
+            continue
+        lp = build_lp(n, M, theta, labels, cost)
+        best, value = float("inf"), None
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            res = linprog(lp[0], A_ub=lp[1], b_ub=lp[2], A_eq=lp[3], b_eq=lp[4],
+                          bounds=(0, None), method="highs")
+            dt = time.perf_counter() - t0
+            if res.status != 0:
+                sys.exit(f"{name}: HiGHS failed: {res.message}")
+            best, value = min(best, dt), res.fun
+        ours = os.path.join(args.dir, f"ours_{n}_{M}.txt")
+        o = lb = diff = float("nan")
+        if os.path.exists(ours):
+            with open(ours) as f:
+                o, lb, _ = (float(x) for x in f.read().split())
+            diff = o - value
+        print(f"{n:>5} {M:>3} {best:>10.3f} {value:>14.9f} {o:>14.9f} {lb:>14.9f} {diff:>10.2e}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
