@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/drknn/drknn/model/internal/kern"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -145,7 +146,24 @@ func (a *Adam) Step() error {
 	return nil
 }
 
+// firstNonFinite returns the index of the first NaN or ±Inf in x, or −1.
+// x·0 is 0 for finite x and NaN otherwise, so four running sums find out
+// cheaply whether to look further.
 func firstNonFinite[T Float](x []T) int {
+	var s0, s1, s2, s3 T
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s0 += x[i] * 0
+		s1 += x[i+1] * 0
+		s2 += x[i+2] * 0
+		s3 += x[i+3] * 0
+	}
+	for ; i < len(x); i++ {
+		s0 += x[i] * 0
+	}
+	if s0+s1+s2+s3 == 0 {
+		return -1
+	}
 	for i, v := range x {
 		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
 			return i
@@ -157,25 +175,17 @@ func firstNonFinite[T Float](x []T) int {
 // adamUpdate does one fused in-place pass: m ← β1 m + (1−β1) g,
 // v ← β2 v + (1−β2) g², w ← w − lr·(m c1)/(√(v c2) + eps), g ← 0.
 // Chunks run in parallel; each element's arithmetic is independent, so the
-// result does not depend on the number of goroutines.
+// result does not depend on the number of goroutines. The vector (AVX)
+// and scalar paths perform the same IEEE operations in the same order.
 func adamUpdate[T Float](w, g, m, v []T, s AdamSettings, c1, c2 float64) {
-	b1, b2 := T(s.Beta1), T(s.Beta2)
-	ob1, ob2 := T(1-s.Beta1), T(1-s.Beta2)
-	lr1 := T(s.LR * c1)
-	sc2 := T(math.Sqrt(c2))
-	eps := T(s.Eps)
+	var p [8]T
+	p[0], p[1] = T(s.Beta1), T(1-s.Beta1)
+	p[2], p[3] = T(s.Beta2), T(1-s.Beta2)
+	p[4], p[5], p[6] = T(s.LR*c1), T(math.Sqrt(c2)), T(s.Eps)
 	const chunk = 1 << 16
 	body := func(_, lo, hi int) {
 		lo, hi = lo*chunk, min(hi*chunk, len(w))
-		ww, gg, mm, vv := w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi]
-		for j := range ww {
-			gj := gg[j]
-			mj := b1*mm[j] + ob1*gj
-			vj := b2*vv[j] + ob2*gj*gj
-			mm[j], vv[j] = mj, vj
-			ww[j] -= lr1 * mj / (T(math.Sqrt(float64(vj)))*sc2 + eps)
-			gg[j] = 0
-		}
+		adamChunk(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &p)
 	}
 	nc := (len(w) + chunk - 1) / chunk
 	if nc <= 1 {
@@ -183,4 +193,31 @@ func adamUpdate[T Float](w, g, m, v []T, s AdamSettings, c1, c2 float64) {
 		return
 	}
 	forUnits(nc, body)
+}
+
+func adamChunk[T Float](ww, gg, mm, vv []T, p *[8]T) {
+	j := 0
+	if useAdamAsm && len(ww) >= 8 {
+		nv := len(ww) &^ 7
+		switch pp := any(p).(type) {
+		case *[8]float32:
+			kern.AdamS(&any(ww).([]float32)[0], &any(gg).([]float32)[0], &any(mm).([]float32)[0], &any(vv).([]float32)[0], nv, pp)
+		case *[8]float64:
+			kern.AdamD(&any(ww).([]float64)[0], &any(gg).([]float64)[0], &any(mm).([]float64)[0], &any(vv).([]float64)[0], nv, pp)
+		}
+		j = nv
+	}
+	adamScalar(ww[j:], gg[j:], mm[j:], vv[j:], p)
+}
+
+func adamScalar[T Float](ww, gg, mm, vv []T, p *[8]T) {
+	b1, ob1, b2, ob2, lr1, sc2, eps := p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+	for j := range ww {
+		gj := gg[j]
+		mj := b1*mm[j] + ob1*gj
+		vj := b2*vv[j] + ob2*gj*gj
+		mm[j], vv[j] = mj, vj
+		ww[j] -= lr1 * mj / (T(math.Sqrt(float64(vj)))*sc2 + eps)
+		gg[j] = 0
+	}
 }

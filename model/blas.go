@@ -11,3 +11,6 @@ const BLAS = "gonum"
 // useFastGemm routes the kernels' matrix products to the package's own
 // AVX2+FMA kernels when the CPU has them (pure-Go build only).
 var useFastGemm = kern.Available
+
+// useAdamAsm routes Adam's update to the AVX loop when the CPU has AVX.
+var useAdamAsm = kern.AdamAvailable

@@ -61,6 +61,25 @@ func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, 
 	nr := fastNR[T]()
 	mt := (m + fastMR - 1) / fastMR
 	nt := (n + nr - 1) / nr
+	// Zero-padded copies of the partial last row tile of A (fastMR×k) and
+	// column tile of B (k×nr), made once.
+	var edgeA, edgeB []T
+	if mv := m % fastMR; mv != 0 {
+		edgeA = make([]T, fastMR*k)
+		i0 := m - mv
+		for r := 0; r < mv; r++ {
+			for kk := 0; kk < k; kk++ {
+				edgeA[r*k+kk] = a[(i0+r)*rsA+kk*csA]
+			}
+		}
+	}
+	if nv := n % nr; nv != 0 {
+		edgeB = make([]T, k*nr)
+		j0 := n - nv
+		for kk := 0; kk < k; kk++ {
+			copy(edgeB[kk*nr:kk*nr+nv], b[kk*ldb+j0:kk*ldb+j0+nv])
+		}
+	}
 	// Work units: groups of row tiles, or single column tiles when there
 	// are few row tiles.
 	byRows := mt >= 4
@@ -70,10 +89,7 @@ func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, 
 		units = (mt + group - 1) / group
 	}
 	body := func(u, _, _ int) {
-		kcMax := min(k, fastKC)
-		sa := make([]T, fastMR*kcMax)
-		sb := make([]T, kcMax*nr)
-		sc := make([]T, fastMR*nr)
+		var sc [fastMR * 16]T
 		it0, it1, jt0, jt1 := 0, mt, u, u+1
 		if byRows {
 			it0, it1, jt0, jt1 = u*group, min((u+1)*group, mt), 0, nt
@@ -86,24 +102,14 @@ func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, 
 				nv := min(nr, n-j0)
 				bp, ldbp := &b[p0*ldb+j0], ldb
 				if nv < nr {
-					clear(sb)
-					for kk := 0; kk < kc; kk++ {
-						copy(sb[kk*nr:kk*nr+nv], b[(p0+kk)*ldb+j0:(p0+kk)*ldb+j0+nv])
-					}
-					bp, ldbp = &sb[0], nr
+					bp, ldbp = &edgeB[p0*nr], nr
 				}
 				for it := it0; it < it1; it++ {
 					i0 := it * fastMR
 					mv := min(fastMR, m-i0)
 					ap, rs, cs := &a[i0*rsA+p0*csA], rsA, csA
 					if mv < fastMR {
-						clear(sa)
-						for r := 0; r < mv; r++ {
-							for kk := 0; kk < kc; kk++ {
-								sa[r*kc+kk] = a[(i0+r)*rsA+(p0+kk)*csA]
-							}
-						}
-						ap, rs, cs = &sa[0], kc, 1
+						ap, rs, cs = &edgeA[p0], k, 1
 					}
 					if mv == fastMR && nv == nr {
 						kernel(kc, ap, rs, cs, bp, ldbp, &c[i0*ldc+j0], ldc, accBlock)

@@ -154,51 +154,66 @@ func im2col[T Float](g convGeom, x, cols []T) {
 
 // convScratch is per-goroutine working memory of the conv kernels.
 type convScratch[T Float] struct {
-	cols []T // (c·9)×(ho·wo)
-	conv []T // k×(ho·wo)
+	cols  []T // (c·9)×(ho·wo)
+	convT []T // (ho·wo)×k: convolution output, pixel-major
+	wT    []T // (c·9)×k: the weights transposed
 }
 
 func newConvScratch[T Float](g convGeom) *convScratch[T] {
-	return &convScratch[T]{cols: make([]T, g.c9()*g.hw()), conv: make([]T, g.k*g.hw())}
+	return &convScratch[T]{cols: make([]T, g.c9()*g.hw()), convT: make([]T, g.hw()*g.k), wT: make([]T, g.c9()*g.k)}
+}
+
+func b2i(b bool) int32 {
+	var i int32
+	if b {
+		i = 1
+	}
+	return i
 }
 
 // convReluPoolSample computes one sample: out (k×hp×wp) = maxpool(relu(w∗x + b)).
-// arg[i] is the index in the k×ho×wo convolution output that out[i] came
-// from, or −1 when out[i] = 0 because the maximum was ≤ 0.
-func convReluPoolSample[T Float](g convGeom, x, w, bias, out []T, arg []int32, s *convScratch[T]) {
-	hw := g.hw()
+// arg[i] is the index in the pixel-major (ho·wo)×k convolution output that
+// out[i] came from, or −1 when out[i] = 0 because the maximum was ≤ 0.
+// Ties go to the first of the four pixels in row-major order. s.wT must
+// hold w transposed.
+func convReluPoolSample[T Float](g convGeom, x, bias, out []T, arg []int32, s *convScratch[T]) {
+	hw, K := g.hw(), g.k
 	im2col(g, x, s.cols)
-	gemm(false, false, g.k, hw, g.c9(), 1, w, g.c9(), s.cols, hw, 0, s.conv, hw)
-	o := 0
-	for k := 0; k < g.k; k++ {
-		ck := s.conv[k*hw : (k+1)*hw]
-		bk := bias[k]
-		for ph := 0; ph < g.hp; ph++ {
-			r0 := ck[2*ph*g.wo : (2*ph+1)*g.wo]
-			r1 := ck[(2*ph+1)*g.wo : (2*ph+2)*g.wo]
-			base := k*hw + 2*ph*g.wo
-			for pw := 0; pw < g.wp; pw++ {
-				j := 2 * pw
-				m, a := r0[j], j
-				if v := r0[j+1]; v > m {
-					m, a = v, j+1
+	// convT (hw×K) = colsᵀ (hw×c9) · wT (c9×K)
+	gemm(true, false, hw, K, g.c9(), 1, s.cols, hw, s.wT, K, 0, s.convT, K)
+	per := g.hp * g.wp
+	for ph := 0; ph < g.hp; ph++ {
+		for pw := 0; pw < g.wp; pw++ {
+			p0 := (2*ph*g.wo + 2*pw) * K
+			p2 := p0 + g.wo*K
+			r0 := s.convT[p0 : p0+2*K]
+			r2 := s.convT[p2 : p2+2*K]
+			o := ph*g.wp + pw
+			for k := 0; k < K; k++ {
+				a, b, c, d := r0[k], r0[K+k], r2[k], r2[K+k]
+				m01, m23 := max(a, b), max(c, d)
+				i01 := int32(p0+k) + int32(K)*b2i(b > a)
+				i23 := int32(p2+k) + int32(K)*b2i(d > c)
+				idx := i01
+				if m23 > m01 {
+					idx = i23
 				}
-				if v := r1[j]; v > m {
-					m, a = v, g.wo+j
+				v := max(m01, m23) + bias[k]
+				if !(v > 0) {
+					idx = -1
 				}
-				if v := r1[j+1]; v > m {
-					m, a = v, g.wo+j+1
-				}
-				m += bk
-				if m > 0 {
-					out[o] = m
-					arg[o] = int32(base + a)
-				} else {
-					out[o] = 0
-					arg[o] = -1
-				}
-				o++
+				out[k*per+o] = max(v, 0)
+				arg[k*per+o] = idx
 			}
+		}
+	}
+}
+
+func transposeW[T Float](g convGeom, w, wT []T) {
+	c9 := g.c9()
+	for k := 0; k < g.k; k++ {
+		for j := 0; j < c9; j++ {
+			wT[j*g.k+k] = w[k*c9+j]
 		}
 	}
 }
@@ -209,31 +224,32 @@ func convReluPoolForward[T Float](g convGeom, n int, x, w, bias, out []T, arg []
 	in, fl := g.c*g.h*g.w, g.flat()
 	forBlocks(n, func(_, lo, hi int) {
 		s := newConvScratch[T](g)
+		transposeW(g, w, s.wT)
 		for i := lo; i < hi; i++ {
-			convReluPoolSample(g, x[i*in:(i+1)*in], w, bias, out[i*fl:(i+1)*fl], arg[i*fl:(i+1)*fl], s)
+			convReluPoolSample(g, x[i*in:(i+1)*in], bias, out[i*fl:(i+1)*fl], arg[i*fl:(i+1)*fl], s)
 		}
 	})
 }
 
-// convReluPoolGradW accumulates dw (k×c×3×3) and db (k) from the upstream
+// convReluPoolGradW computes dw (k×c×3×3) and db (k) from the upstream
 // gradient dout (n×flat), given the forward's arg. Either may be nil.
 func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw, db []T) {
-	in, fl, hw, c9 := g.c*g.h*g.w, g.flat(), g.hw(), g.c9()
+	in, fl, hw, c9, K := g.c*g.h*g.w, g.flat(), g.hw(), g.c9(), g.k
 	nb := (n + blockSize - 1) / blockSize
-	pw := make([][]T, nb)
+	pw := make([][]T, nb) // per block: dwᵀ (c9×K)
 	pb := make([][]T, nb)
+	per := g.hp * g.wp
 	forBlocks(n, func(b, lo, hi int) {
 		var s *convScratch[T]
 		if dw != nil {
 			s = newConvScratch[T](g)
-			pw[b] = make([]T, len(dw))
+			pw[b] = make([]T, c9*K)
 		}
-		pb[b] = make([]T, g.k)
+		pb[b] = make([]T, K)
 		for i := lo; i < hi; i++ {
 			d := dout[i*fl : (i+1)*fl]
 			a := arg[i*fl : (i+1)*fl]
-			per := g.hp * g.wp
-			for k := 0; k < g.k; k++ {
+			for k := 0; k < K; k++ {
 				var sum T
 				for o := k * per; o < (k+1)*per; o++ {
 					if a[o] >= 0 {
@@ -245,21 +261,24 @@ func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw,
 			if dw == nil {
 				continue
 			}
-			clear(s.conv)
+			clear(s.convT)
 			for o, ai := range a {
 				if ai >= 0 {
-					s.conv[ai] = d[o]
+					s.convT[ai] = d[o]
 				}
 			}
 			im2col(g, x[i*in:(i+1)*in], s.cols)
-			gemm(false, true, g.k, c9, hw, 1, s.conv, hw, s.cols, hw, 1, pw[b], c9)
+			// dwᵀ (c9×K) += cols (c9×hw) · dconvT (hw×K)
+			gemm(false, false, c9, K, hw, 1, s.cols, hw, s.convT, K, 1, pw[b], K)
 		}
 	})
 	if dw != nil {
 		clear(dw)
 		for _, p := range pw {
-			for j, v := range p {
-				dw[j] += v
+			for j := 0; j < c9; j++ {
+				for k := 0; k < K; k++ {
+					dw[k*c9+j] += p[j*K+k]
+				}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ package model
 import "C"
 
 import (
+	"github.com/drknn/drknn/model/internal/kern"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
@@ -28,3 +29,6 @@ const BLAS = "openblas"
 
 // useFastGemm is off: OpenBLAS does every product.
 const useFastGemm = false
+
+// useAdamAsm routes Adam's update to the AVX loop when the CPU has AVX.
+var useAdamAsm = kern.AdamAvailable

@@ -12,3 +12,17 @@ func S6x16(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ld
 
 //go:noescape
 func D6x8(kc int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, acc int)
+
+// AdamAvailable reports whether AdamS and AdamD can run.
+var AdamAvailable = cpu.X86.HasAVX
+
+// AdamS does one Adam step on n float32 elements (n a multiple of 8); see
+// the assembly for the exact operation order.
+//
+//go:noescape
+func AdamS(w, gr, m, v *float32, n int, p *[8]float32)
+
+// AdamD is AdamS for float64 (n a multiple of 4).
+//
+//go:noescape
+func AdamD(w, gr, m, v *float64, n int, p *[8]float64)

@@ -11,3 +11,9 @@ func S6x16(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ld
 func D6x8(kc int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, acc int) {
 	panic("unreachable")
 }
+
+const AdamAvailable = false
+
+func AdamS(w, gr, m, v *float32, n int, p *[8]float32) { panic("unreachable") }
+
+func AdamD(w, gr, m, v *float64, n int, p *[8]float64) { panic("unreachable") }
