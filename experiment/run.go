@@ -128,6 +128,15 @@ func Run(cfg train.Config, opts Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	return RunData(cfg, d, opts, start)
+}
+
+// RunData is Run on a data set already in memory (the table reuses one
+// load across its cells). start is when the run's clock started.
+func RunData(cfg train.Config, d *datasets.Dataset, opts Options, start time.Time) (*Results, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.Model.Kind == "cnn" && len(d.Shape) != 3 {
 		return nil, fmt.Errorf("model.kind = cnn needs images, but %s has samples of shape %v (use model.kind: mlp)", cfg.Dataset, d.Shape)
 	}

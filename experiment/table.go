@@ -1,0 +1,265 @@
+package experiment
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/train"
+)
+
+// TableOptions control a run of the paper's Table 1.
+type TableOptions struct {
+	OutDir     string    // table.md, table.csv and cells/<cell>/… go here
+	ConfigDir  string    // folder of the per-data-set configs (default "configs")
+	Quick      bool      // 1 repeat, few steps, 200 queries: a smoke test of every cell
+	Sets       []string  // overrides applied to every cell after the quick settings
+	Only       []string  // run only these cells ("mnist-2w5s", or a data set name); empty = all
+	Progress   io.Writer // one line per finished cell (nil: none)
+	CommitInfo string    // commit and machine line for table.md
+}
+
+// CellOutcome is one column of the table.
+type CellOutcome struct {
+	Column  eval.Column
+	Name    string // e.g. "mnist-2w5s"
+	Config  string // config file used
+	Results *Results
+	Skipped string // why the cell could not be run
+}
+
+// configName maps the table's data set names to config files.
+func configName(ds string) string {
+	switch ds {
+	case "lung":
+		return "lung-cancer"
+	case "covid":
+		return "covid-ct"
+	}
+	return ds
+}
+
+// QuickSets are the overrides of the quick mode.
+func QuickSets() []string {
+	return []string{"repeats=1", "train.steps=5", "queries=200"}
+}
+
+func cellName(c eval.Column) string { return fmt.Sprintf("%s-%dw%ds", configName(c.Dataset), c.M, c.K) }
+
+func wanted(only []string, c eval.Column) bool {
+	if len(only) == 0 {
+		return true
+	}
+	for _, o := range only {
+		if o == cellName(c) || o == configName(c.Dataset) || o == c.Dataset {
+			return true
+		}
+	}
+	return false
+}
+
+// RunTable runs every runnable cell of the paper's Table 1 (data set × M × K)
+// with its config, all methods, and writes table.md and table.csv. Cells
+// whose data cannot be read are reported as skipped with the reason. Each
+// cell's repeats run in parallel (config key workers); results never depend
+// on the worker count.
+func RunTable(opts TableOptions) ([]CellOutcome, error) {
+	start := time.Now()
+	if opts.ConfigDir == "" {
+		opts.ConfigDir = "configs"
+	}
+	if opts.OutDir == "" {
+		return nil, fmt.Errorf("table: no output folder")
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("table: %w", err)
+	}
+	var outs []CellOutcome
+	cache := map[string]*datasets.Dataset{}
+	loadErr := map[string]error{}
+	for _, col := range eval.PaperColumns() {
+		if !wanted(opts.Only, col) {
+			continue
+		}
+		o := CellOutcome{Column: col, Name: cellName(col), Config: filepath.Join(opts.ConfigDir, configName(col.Dataset)+".yaml")}
+		sets := []string{fmt.Sprintf("ways=%d", col.M), fmt.Sprintf("shots=%d", col.K)}
+		if opts.Quick {
+			sets = append(sets, QuickSets()...)
+		}
+		sets = append(sets, opts.Sets...)
+		cfg, err := train.LoadConfig(o.Config, sets)
+		if err != nil {
+			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+		}
+		key := cfg.Dataset + "|" + cfg.DataDir + fmt.Sprintf("|%+v", cfg.Data)
+		d, ok := cache[key]
+		if !ok && loadErr[key] == nil {
+			d, err = LoadData(cfg)
+			if err != nil {
+				loadErr[key] = err
+			} else {
+				cache[key] = d
+			}
+		}
+		if err := loadErr[key]; err != nil {
+			o.Skipped = "data not available: " + strings.ReplaceAll(err.Error(), "\n", " ")
+			outs = append(outs, o)
+			if opts.Progress != nil {
+				fmt.Fprintf(opts.Progress, "%-20s skipped: %s\n", o.Name, o.Skipped)
+			}
+			continue
+		}
+		cellStart := time.Now()
+		res, err := RunData(cfg, d, Options{OutDir: filepath.Join(opts.OutDir, "cells", o.Name)}, cellStart)
+		if err != nil {
+			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+		}
+		o.Results = res
+		outs = append(outs, o)
+		if opts.Progress != nil {
+			paper, _ := eval.PaperAccuracy("drknn", col)
+			fmt.Fprintf(opts.Progress, "%-20s drknn %.3f (paper %.3f)  %5.1fs\n", o.Name, res.Methods["drknn"].Mean, paper, res.Seconds)
+		}
+	}
+	wall := time.Since(start)
+	if err := writeTable(opts, outs, wall); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+// Machine describes this machine for result files.
+func Machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				model = strings.TrimSpace(line[strings.Index(line, ":")+1:])
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d cores, %s/%s, %s", model, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+}
+
+func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error {
+	var tab eval.Table
+	for _, o := range outs {
+		if o.Results == nil {
+			continue
+		}
+		for m, r := range o.Results.Methods {
+			s, err := eval.Summarize(r.PerRepeat)
+			if err != nil {
+				return err
+			}
+			tab.Add(m, o.Column, s)
+		}
+	}
+	var md bytes.Buffer
+	mode := "full (the configs as committed)"
+	if opts.Quick {
+		mode = "quick (" + strings.Join(QuickSets(), ", ") + ") — a smoke test, not a result"
+	}
+	fmt.Fprintf(&md, "# Table 1 reproduction\n\nMode: %s. Wall time: %s.\n\n", mode, wall.Round(time.Second))
+	if opts.CommitInfo != "" {
+		fmt.Fprintf(&md, "%s\n\n", opts.CommitInfo)
+	}
+	fmt.Fprintf(&md, "Machine: %s.\n\n", Machine())
+	if len(opts.Sets) > 0 {
+		fmt.Fprintf(&md, "Overrides: `%s`.\n\n", strings.Join(opts.Sets, "`, `"))
+	}
+	md.WriteString("Accuracy on the episode's queries, mean ± 95% CI half-width over the repeats; the paper's value in brackets.\n\n")
+	md.WriteString(tab.Markdown(true))
+	md.WriteString("\n## Dr.k-NN against the paper\n\n| cell | ours | paper | difference | repeats | queries per repeat |\n|---|---|---|---|---|---|\n")
+	for _, o := range outs {
+		paper, ok := eval.PaperAccuracy("drknn", o.Column)
+		ps := "–"
+		if ok {
+			ps = fmt.Sprintf("%.3f", paper)
+		}
+		if o.Results == nil {
+			fmt.Fprintf(&md, "| %s | not run | %s | – | – | – |\n", o.Name, ps)
+			continue
+		}
+		r := o.Results.Methods["drknn"]
+		diff := "–"
+		if ok {
+			diff = fmt.Sprintf("%+.3f", r.Mean-paper)
+		}
+		q := queriesNote(o.Results)
+		fmt.Fprintf(&md, "| %s | %.3f | %s | %s | %d | %s |\n", o.Name, r.Mean, ps, diff, o.Results.Repeats, q)
+	}
+	var skipped []CellOutcome
+	for _, o := range outs {
+		if o.Skipped != "" {
+			skipped = append(skipped, o)
+		}
+	}
+	if len(skipped) > 0 {
+		md.WriteString("\n## Cells not run\n\n")
+		for _, o := range skipped {
+			fmt.Fprintf(&md, "- %s: %s\n", o.Name, o.Skipped)
+		}
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "table.md"), md.Bytes()); err != nil {
+		return err
+	}
+	var cb bytes.Buffer
+	w := csv.NewWriter(&cb)
+	w.Write([]string{"dataset", "ways", "shots", "method", "mean", "ci95", "paper", "repeats", "status"})
+	for _, o := range outs {
+		if o.Results == nil {
+			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), "", "", "", "", "", "skipped: " + o.Skipped})
+			continue
+		}
+		for _, m := range train.Methods() {
+			r, ok := o.Results.Methods[m]
+			if !ok {
+				continue
+			}
+			paper := ""
+			if p, ok := eval.PaperAccuracy(m, o.Column); ok {
+				paper = strconv.FormatFloat(p, 'f', 3, 64)
+			}
+			ci := ""
+			if !math.IsNaN(r.CI95) {
+				ci = strconv.FormatFloat(r.CI95, 'f', 4, 64)
+			}
+			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), m,
+				strconv.FormatFloat(r.Mean, 'f', 4, 64), ci, paper, strconv.Itoa(o.Results.Repeats), "ok"})
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(opts.OutDir, "table.csv"), cb.Bytes())
+}
+
+func queriesNote(r *Results) string {
+	lo, hi, short := math.MaxInt, 0, false
+	for _, e := range r.Episodes {
+		lo, hi = min(lo, len(e.QueryIndex)), max(hi, len(e.QueryIndex))
+		short = short || e.Short
+	}
+	s := strconv.Itoa(lo)
+	if hi != lo {
+		s = fmt.Sprintf("%d–%d", lo, hi)
+	}
+	if short {
+		s += " (all that remain)"
+	}
+	return s
+}
