@@ -111,3 +111,106 @@ func cpuTime() float64 {
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
+
+// BenchmarkAdam compares this package's Adam with Gorgonia's AdamSolver on
+// the network's big tensor (linear.weight, 6272×400 float32).
+func BenchmarkAdam(b *testing.B) {
+	setup := func(b *testing.B) (G.Nodes, G.VM) {
+		g := G.NewGraph()
+		shape := []int{6272, 400}
+		d := make([]float32, shape[0]*shape[1])
+		rng := rand.New(rand.NewSource(1))
+		for i := range d {
+			d[i] = rng.Float32() - 0.5
+		}
+		w := G.NewMatrix(g, G.Float32, G.WithShape(shape...), G.WithName("w"), G.WithValue(tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))))
+		cost := G.Must(G.Sum(G.Must(G.Square(w))))
+		if _, err := G.Grad(cost, w); err != nil {
+			b.Fatal(err)
+		}
+		vm := G.NewTapeMachine(g, G.BindDualValues(w))
+		if err := vm.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+		return G.Nodes{w}, vm
+	}
+	b.Run("model.Adam", func(b *testing.B) {
+		L, vm := setup(b)
+		defer vm.Close()
+		a, err := NewAdam(AdamSettings{}, L)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c0 := cpuTime()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := a.Step(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+	})
+	b.Run("gorgonia.AdamSolver", func(b *testing.B) {
+		L, vm := setup(b)
+		defer vm.Close()
+		s := G.NewAdamSolver(G.WithLearnRate(1e-3))
+		c0 := cpuTime()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if err := s.Step(G.NodesToValueGrads(L)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+	})
+}
+
+// BenchmarkTrainStepGorgoniaStock is the same step built from Gorgonia's
+// own ops (Conv2d, Rectify, MaxPool2D, Reshape, Mul; no biases) with
+// Gorgonia's AdamSolver, for comparison.
+func BenchmarkTrainStepGorgoniaStock(b *testing.B) {
+	g := G.NewGraph()
+	rng := rand.New(rand.NewSource(1))
+	rnd := func(n int, scale float32) []float32 {
+		d := make([]float32, n)
+		for i := range d {
+			d[i] = (rng.Float32() - 0.5) * scale
+		}
+		return d
+	}
+	x := G.NewTensor(g, G.Float32, 4, G.WithShape(50, 1, 28, 28), G.WithName("x"), G.WithValue(tensor.New(tensor.WithShape(50, 1, 28, 28), tensor.WithBacking(rnd(50*784, 2)))))
+	wc := G.NewTensor(g, G.Float32, 4, G.WithShape(32, 1, 3, 3), G.WithName("wc"), G.WithValue(tensor.New(tensor.WithShape(32, 1, 3, 3), tensor.WithBacking(rnd(288, 1)))))
+	wl := G.NewMatrix(g, G.Float32, G.WithShape(6272, 400), G.WithName("wl"), G.WithValue(tensor.New(tensor.WithShape(6272, 400), tensor.WithBacking(rnd(6272*400, 0.05)))))
+	c := G.Must(G.Conv2d(x, wc, tensor.Shape{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}))
+	r := G.Must(G.Rectify(c))
+	p := G.Must(G.MaxPool2D(r, tensor.Shape{2, 2}, []int{0, 0}, []int{2, 2}))
+	f := G.Must(G.Reshape(p, tensor.Shape{50, 6272}))
+	e := G.Must(G.Mul(f, wl))
+	cost := G.Must(G.Sum(G.Must(G.Square(e))))
+	L := G.Nodes{wc, wl}
+	if _, err := G.Grad(cost, L...); err != nil {
+		b.Fatal(err)
+	}
+	vm := G.NewTapeMachine(g, G.BindDualValues(L...))
+	defer vm.Close()
+	s := G.NewAdamSolver(G.WithLearnRate(1e-4))
+	step := func() {
+		if err := vm.RunAll(); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Step(G.NodesToValueGrads(L)); err != nil {
+			b.Fatal(err)
+		}
+		vm.Reset()
+	}
+	step()
+	c0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		step()
+	}
+	b.StopTimer()
+	b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+}
