@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
+	"math"
 )
 
 // adamState is Adam's serialised form: the step count and both moments of
@@ -41,6 +42,16 @@ func (a *Adam) UnmarshalBinary(data []byte) error {
 	for i := range a.m {
 		if len(st.M[i]) != lenOf(a.m[i]) || len(st.V[i]) != lenOf(a.v[i]) {
 			return fmt.Errorf("model: Adam state: %w: node %d has %d values, want %d", ErrFormat, i, len(st.M[i]), lenOf(a.m[i]))
+		}
+		for j, v := range st.M[i] {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("model: Adam state: %w: node %d first moment %d is %v", ErrFormat, i, j, v)
+			}
+		}
+		for j, v := range st.V[i] {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("model: Adam state: %w: node %d second moment %d is %v, want finite and ≥ 0", ErrFormat, i, j, v)
+			}
 		}
 	}
 	for i := range a.m {
