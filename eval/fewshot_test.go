@@ -1,0 +1,457 @@
+package eval
+
+import (
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/model"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// heads under test, with non-default parameters so that every factor in
+// the gradients matters.
+func testHeads() map[string]fewShotHead {
+	return map[string]fewShotHead{
+		"proto":      protoHead{},
+		"matching":   matchingHead{scale: 1},
+		"matching-τ": matchingHead{scale: 3.5},
+		"ridge":      ridgeHead{lambda: 0.7, rho: 0.3},
+	}
+}
+
+func randEpisodes(rng *rand.Rand, byClass [][]int, k int) [][2][]int {
+	eps := make([][2][]int, k)
+	for i := range eps {
+		eps[i][0], eps[i][1] = drawEpisode(byClass, rng)
+	}
+	return eps
+}
+
+// TestFewShotHeadGradient checks the gradient of the mean pseudo-episode
+// loss with respect to every embedding coordinate (and the ridge head's
+// log-scale) against central finite differences.
+func TestFewShotHeadGradient(t *testing.T) {
+	const n, d, m = 11, 4, 3
+	rng := rand.New(rand.NewSource(3))
+	y := []int{0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 2}
+	byClass := make([][]int, m)
+	for i, c := range y {
+		byClass[c] = append(byClass[c], i)
+	}
+	eps := randEpisodes(rng, byClass, 3)
+	e := make([]float64, n*d)
+	for i := range e {
+		e[i] = rng.NormFloat64()
+	}
+	for name, h := range testHeads() {
+		t.Run(name, func(t *testing.T) {
+			var drho float64
+			loss, grad, err := meanEpisodeLoss(h, e, n, d, m, y, eps, &drho)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(loss > 0) {
+				t.Fatalf("loss %v, want > 0", loss)
+			}
+			f := func(e []float64) float64 {
+				var r float64
+				l, _, err := meanEpisodeLoss(h, e, n, d, m, y, eps, &r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			const step = 1e-6
+			var maxErr, maxG float64
+			for i := range e {
+				ep := append([]float64(nil), e...)
+				em := append([]float64(nil), e...)
+				ep[i] += step
+				em[i] -= step
+				fd := (f(ep) - f(em)) / (2 * step)
+				maxErr = math.Max(maxErr, math.Abs(fd-grad[i]))
+				maxG = math.Max(maxG, math.Abs(grad[i]))
+			}
+			if maxG == 0 {
+				t.Fatal("gradient is identically zero")
+			}
+			if maxErr > 1e-7*math.Max(1, maxG) {
+				t.Errorf("max |analytic − finite difference| = %.3g (max |grad| %.3g)", maxErr, maxG)
+			}
+			if r, ok := h.(ridgeHead); ok {
+				fr := func(rho float64) float64 {
+					var dr float64
+					l, _, err := meanEpisodeLoss(ridgeHead{lambda: r.lambda, rho: rho}, e, n, d, m, y, eps, &dr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return l
+				}
+				fd := (fr(r.rho+step) - fr(r.rho-step)) / (2 * step)
+				if math.Abs(fd-drho) > 1e-7*math.Max(1, math.Abs(fd)) || drho == 0 {
+					t.Errorf("∂loss/∂ρ = %v, finite difference %v", drho, fd)
+				}
+			}
+		})
+	}
+}
+
+// TestFewShotHeadsHandWorked checks each head's probabilities on small
+// cases worked by hand.
+func TestFewShotHeadsHandWorked(t *testing.T) {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-12 }
+	// Proto, d = 1: prototypes 0 (mean of −1, 1) and 2; query 0.5 has
+	// logits −0.25 and −2.25, so p₀ = 1/(1+e⁻²).
+	z, _, err := protoHead{}.apply([]float64{-1, 1, 2}, []int{0, 0, 1}, []float64{0.5}, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	softmaxRows(z, 2)
+	if want := 1 / (1 + math.Exp(-2)); !near(z[0], want) || !near(z[1], 1-want) {
+		t.Errorf("proto probabilities %v, want [%v %v]", z, want, 1-want)
+	}
+	// Matching, d = 2: supports (1,0) class 0, (0,1) and (−1,0) class 1;
+	// query (2,0) has cosines 1, 0, −1, so p₀ = e/(e + 1 + e⁻¹).
+	z, _, err = matchingHead{scale: 1}.apply([]float64{1, 0, 0, 1, -1, 0}, []int{0, 1, 1}, []float64{2, 0}, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	softmaxRows(z, 2)
+	if want := math.E / (math.E + 1 + 1/math.E); !near(z[0], want) || !near(z[1], 1-want) {
+		t.Errorf("matching probabilities %v, want [%v %v]", z, want, 1-want)
+	}
+	// Ridge, d = 1: supports 1 (class 0) and −1 (class 1), λ = 1.
+	// K = [[2, −1], [−1, 2]], K⁻¹ = [[2, 1], [1, 2]]/3, A = K⁻¹, W = XᵀA =
+	// [1/3, −1/3]; query 3 at scale e^ρ = 2 has logits 2, −2.
+	z, _, err = ridgeHead{lambda: 1, rho: math.Log(2)}.apply([]float64{1, -1}, []int{0, 1}, []float64{3}, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(z[0], 2) || !near(z[1], -2) {
+		t.Errorf("ridge logits %v, want [2 −2]", z)
+	}
+}
+
+// TestFewShotGraphGradient checks the whole training graph — body, loss op
+// and its backward op — against finite differences of the plain-Go loss on
+// the network's own Embed, for a few weights of a small float64 CNN.
+func TestFewShotGraphGradient(t *testing.T) {
+	const n, m = 6, 2
+	shape := []int{1, 6, 6}
+	rng := rand.New(rand.NewSource(5))
+	x := make([]float32, n*36)
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	y := []int{0, 0, 0, 1, 1, 1}
+	byClass := [][]int{{0, 1, 2}, {3, 4, 5}}
+	eps := randEpisodes(rng, byClass, 2)
+	for name, h := range testHeads() {
+		t.Run(name, func(t *testing.T) {
+			net, err := model.New(model.Config{Kind: model.CNN, InShape: shape, Channels: 2, Dim: 3, DType: model.Float64}, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := G.NewGraph()
+			x64 := make([]float64, len(x))
+			for i, v := range x {
+				x64[i] = float64(v)
+			}
+			full := append([]int{n}, shape...)
+			xn := G.NewTensor(g, tensor.Float64, 4, G.WithShape(full...), G.WithName("x"),
+				G.WithValue(tensor.New(tensor.WithShape(full...), tensor.WithBacking(x64))))
+			emb, learn, err := net.Build(g, xn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var drho float64
+			spec := &embLossSpec{fn: func(e []float64, n, d int) (float64, []float64, error) {
+				return meanEpisodeLoss(h, e, n, d, m, y, eps, &drho)
+			}}
+			loss, err := G.ApplyOp(&embLossOp{spec: spec}, emb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := G.Grad(loss, learn...); err != nil {
+				t.Fatal(err)
+			}
+			vm := G.NewTapeMachine(g, G.BindDualValues(learn...))
+			defer vm.Close()
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			plain := func() float64 {
+				e, err := net.Embed(x, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var r float64
+				l, _, err := meanEpisodeLoss(h, e, n, 3, m, y, eps, &r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l
+			}
+			if got, want := spec.loss, plain(); math.Abs(got-want) > 1e-10 {
+				t.Fatalf("graph loss %v, plain-Go loss on Embed %v", got, want)
+			}
+			checked := 0
+			for pi, p := range net.Params() {
+				gv, err := learn[pi].Grad()
+				if err != nil {
+					t.Fatal(err)
+				}
+				gd := gv.Data().([]float64)
+				for _, i := range []int{0, p.Len() / 2, p.Len() - 1} {
+					v := p.At(i)
+					const step = 1e-6
+					p.Set(i, v+step)
+					lp := plain()
+					p.Set(i, v-step)
+					lm := plain()
+					p.Set(i, v)
+					fd := (lp - lm) / (2 * step)
+					if math.Abs(fd-gd[i]) > 1e-6*math.Max(1, math.Abs(fd)) {
+						t.Errorf("%s[%d]: graph gradient %v, finite difference %v", p.Name, i, gd[i], fd)
+					}
+					checked++
+				}
+			}
+			if checked < 12 {
+				t.Fatalf("checked %d weights", checked)
+			}
+		})
+	}
+}
+
+// syntheticEpisode is a 2-way episode of the built-in synthetic images.
+func syntheticEpisode(t *testing.T, shots, queries int, seed int64) (x []float32, y []int, q []float32, yq []int, shape []int) {
+	t.Helper()
+	ds, err := datasets.SyntheticImages(datasets.SyntheticSettings{Classes: 4, PerClass: 80, Size: 12, Noise: 0.25, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := datasets.NewEpisode(ds, datasets.EpisodeSettings{Ways: 2, Shots: shots, Queries: queries, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, qs := ep.Train(ds), ep.Query(ds)
+	return tr.X, ep.TrainLabels, qs.X, ep.QueryLabels, ds.Shape
+}
+
+func smallSettings(steps int) FewShotSettings {
+	return FewShotSettings{Model: model.Config{Channels: 4, Dim: 16}, Steps: steps, LR: 1e-2, Seed: 1}
+}
+
+// TestFewShotLearnsSynthetic trains each method on a 2-way 5-shot episode
+// of the synthetic images: training lowers the loss on the first step's
+// pseudo-episodes well below its untrained value, and the trained method
+// classifies unseen queries far better than chance.
+func TestFewShotLearnsSynthetic(t *testing.T) {
+	x, y, q, yq, shape := syntheticEpisode(t, 5, 200, 2)
+	for _, method := range FewShotMethods() {
+		t.Run(method, func(t *testing.T) {
+			untrained, err := TrainFewShot(method, smallSettings(0), shape, x, y, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pred, err := untrained.Predict(q, len(yq))
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc0, _ := Accuracy(pred, yq)
+			f, err := NewFewShot(method, smallSettings(40))
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc, _, err := EvaluateFewShot(f, x, shape, y, 2, q, len(yq), yq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses := f.Losses()
+			if len(losses) != 40 {
+				t.Fatalf("%d losses, want 40", len(losses))
+			}
+			// The loss of step 0's pseudo-episodes, at the trained weights.
+			e, err := f.Net().Embed(x, len(y))
+			if err != nil {
+				t.Fatal(err)
+			}
+			byClass := [][]int{nil, nil}
+			for i, c := range y {
+				byClass[c] = append(byClass[c], i)
+			}
+			eps := randEpisodes(stepRand(1, 0), byClass, f.Settings().Episodes)
+			var r float64
+			after, _, err := meanEpisodeLoss(f.head(f.rho), e, len(y), f.Net().Dim(), 2, y, eps, &r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: accuracy untrained %.3f, trained %.3f; step-0 episodes' loss %.4f → %.4f", method, acc0, acc, losses[0], after)
+			if !(after < 0.5*losses[0]) {
+				t.Errorf("training did not halve the loss of the first pseudo-episodes: %v → %v", losses[0], after)
+			}
+			if acc < 0.8 {
+				t.Errorf("trained accuracy %v on a 2-way synthetic task, want ≥ 0.8", acc)
+			}
+		})
+	}
+}
+
+// TestFewShotDeterministic: the same seed gives the same votes, whatever
+// the number of workers; another seed gives other weights.
+func TestFewShotDeterministic(t *testing.T) {
+	x, y, q, yq, shape := syntheticEpisode(t, 3, 300, 4)
+	for _, method := range FewShotMethods() {
+		s := smallSettings(5)
+		s.Workers = 1
+		a, err := TrainFewShot(method, s, shape, x, y, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Workers = 3
+		b, err := TrainFewShot(method, s, shape, x, y, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		va, err := a.Votes(q, len(yq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vb, err := b.Votes(q, len(yq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range va {
+			if va[i] != vb[i] {
+				t.Fatalf("%s: vote %d differs between runs: %v vs %v", method, i, va[i], vb[i])
+			}
+		}
+		for j := 0; j < len(yq); j++ {
+			if s := va[2*j] + va[2*j+1]; math.Abs(s-1) > 1e-12 {
+				t.Fatalf("%s: votes of query %d sum to %v", method, j, s)
+			}
+		}
+		s.Seed = 2
+		c, err := TrainFewShot(method, s, shape, x, y, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Losses()[0] == a.Losses()[0] {
+			t.Errorf("%s: seeds 1 and 2 gave the same first loss %v", method, a.Losses()[0])
+		}
+	}
+}
+
+// TestFewShotMLP fits the MLP body on feature rows.
+func TestFewShotMLP(t *testing.T) {
+	ds, err := datasets.SyntheticGauss(datasets.SyntheticSettings{Classes: 2, PerClass: 40, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := datasets.NewEpisode(ds, datasets.EpisodeSettings{Ways: 2, Shots: 6, Queries: 60, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range FewShotMethods() {
+		f, err := NewFewShot(method, FewShotSettings{Model: model.Config{Hidden: 16, Dim: 8}, Steps: 10, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc, _, err := EvaluateFewShot(f, ep.Train(ds).X, ds.Shape, ep.TrainLabels, 2, ep.Query(ds).X, len(ep.QueryLabels), ep.QueryLabels)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if f.Net().Config().Kind != model.MLP {
+			t.Errorf("%s: body %s for feature rows, want mlp", method, f.Net().Config().Kind)
+		}
+		t.Logf("%s on synthetic-gauss rows: accuracy %.3f", method, acc)
+	}
+}
+
+// TestFewShotErrors: bad settings, shapes, values and labels are errors.
+func TestFewShotErrors(t *testing.T) {
+	x, y, q, _, shape := syntheticEpisode(t, 3, 10, 1)
+	nan := append([]float32(nil), x...)
+	nan[7] = float32(math.NaN())
+	if _, err := NewFewShot("relation_net", FewShotSettings{}); err == nil || !strings.Contains(err.Error(), "relation_net") {
+		t.Errorf("unknown method: %v", err)
+	}
+	for _, s := range []FewShotSettings{{Steps: -1}, {LR: math.NaN()}, {LR: -1}, {Episodes: -2}, {Lambda: -1}, {MatchingScale: math.Inf(1)}} {
+		if _, err := NewFewShot(MethodMetaOptNetRR, s); err == nil {
+			t.Errorf("settings %+v accepted", s)
+		}
+	}
+	f, err := NewFewShot(MethodProtoNet, smallSettings(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Predict(q, 10); err != ErrNotFitted {
+		t.Errorf("Predict before Fit: %v", err)
+	}
+	cases := []struct {
+		name  string
+		x     []float32
+		shape []int
+		y     []int
+		m     int
+	}{
+		{"2-D shape", x, []int{12, 12}, y, 2},
+		{"zero dimension", x, []int{1, 0, 12}, y, 2},
+		{"negative dimension", x, []int{-1, 12, 12}, y, 2},
+		{"short data", x[:len(x)-1], shape, y, 2},
+		{"labels for more samples", x, shape, append(append([]int(nil), y...), 0), 2},
+		{"NaN pixel", nan, shape, y, 2},
+		{"label out of range", x, shape, []int{0, 0, 0, 1, 1, 2}, 2},
+		{"negative label", x, shape, []int{0, 0, 0, 1, 1, -1}, 2},
+		{"no classes", x, shape, y, 0},
+		{"empty class", x, shape, y, 3},
+		{"one sample in a class", x, shape, []int{0, 0, 0, 0, 0, 1}, 2},
+		{"no samples", nil, shape, nil, 2},
+		{"too small for the conv body", x[:6], []int{1, 1, 1}, y, 2},
+	}
+	for _, c := range cases {
+		if err := f.Fit(c.x, c.shape, c.y, c.m); err == nil {
+			t.Errorf("%s: Fit accepted it", c.name)
+		} else {
+			t.Logf("%s: %v", c.name, err)
+		}
+	}
+	// The CNN body refuses feature rows.
+	g, err := NewFewShot(MethodMatchingNet, FewShotSettings{Model: model.Config{Kind: model.CNN}, Steps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Fit(x, []int{144}, y, 2); err == nil {
+		t.Error("CNN body fitted on [F] rows")
+	}
+	if err := f.Fit(x, shape, y, 2); err != nil {
+		t.Fatal(err)
+	}
+	qn := append([]float32(nil), q...)
+	qn[3] = float32(math.Inf(1))
+	for name, c := range map[string]struct {
+		q  []float32
+		nq int
+	}{"short": {q[:len(q)-1], 10}, "count": {q, 11}, "negative": {q, -1}, "Inf": {qn, 10}} {
+		if _, err := f.Predict(c.q, c.nq); err == nil {
+			t.Errorf("Predict %s: accepted", name)
+		}
+	}
+	// A failed Fit leaves the baseline unfitted.
+	if err := f.Fit(nan, shape, y, 2); err == nil {
+		t.Fatal("NaN accepted")
+	}
+	if _, err := f.Predict(q, 10); err != ErrNotFitted {
+		t.Errorf("Predict after a failed Fit: %v", err)
+	}
+	// One sample per class is enough without training.
+	one := x[:2*144]
+	if _, err := TrainFewShot(MethodProtoNet, smallSettings(0), shape, one, []int{0, 1}, 2); err != nil {
+		t.Errorf("untrained fit on one sample per class: %v", err)
+	}
+}
