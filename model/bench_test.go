@@ -214,3 +214,29 @@ func BenchmarkTrainStepGorgoniaStock(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
 }
+
+// BenchmarkEmbed embeds 1,000 MNIST-sized samples (the evaluation path).
+func BenchmarkEmbed(b *testing.B) {
+	for _, dt := range []DType{Float32, Float64} {
+		b.Run(string(dt), func(b *testing.B) {
+			net, err := New(Config{Kind: CNN, InShape: []int{1, 28, 28}, DType: dt}, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x := make([]float32, 1000*784)
+			rng := rand.New(rand.NewSource(2))
+			for i := range x {
+				x[i] = rng.Float32()
+			}
+			c0 := cpuTime()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := net.Embed(x, 1000); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+		})
+	}
+}

@@ -1,5 +1,23 @@
 // Package model is the Dr.k-NN feature extractor written with Gorgonia: one
-// 3×3 convolution (stride 1), ReLU, 2×2 max-pool, flatten and a linear map to
-// the embedding width d (400 in the paper), or an MLP body for feature rows.
-// Weights save and load in a versioned, shape-checked format.
+// 3×3 convolution (stride 1, zero padding 1 by default), ReLU, 2×2 max-pool,
+// flatten and a linear map to the embedding width d (400 in the paper) for
+// images of any C×H×W, or an MLP body (linear–ReLU–linear) for rows of
+// features. Weights are float32 or float64 (Config.DType), initialised
+// from a seed (He-normal before a ReLU, Glorot-uniform otherwise).
+//
+// Training: Net.Build (or Net.NewGraph and Graph.Apply) adds the forward
+// pass for a batch input node to a Gorgonia graph and returns the embedding
+// node and the learnable nodes, whose values are the Net's own storage.
+// Append a loss, call G.Grad, run a TapeMachine with G.BindDualValues and
+// take Adam steps (NewAdam, Adam.Step), which update the weights in place.
+// The layers are custom Gorgonia ops with hand-written backward ops (a fused
+// convolution–ReLU–pool op and a linear op) whose products run on the
+// package's AVX2+FMA kernels (or OpenBLAS with the openblas build tag).
+// Ops reuse their output buffers across runs: copy values you keep.
+//
+// Evaluation: Net.Embed maps samples to embeddings with the same kernels,
+// without a graph.
+//
+// Weights save and load (Net.Save, Load, Net.LoadWeights) in a versioned,
+// checksummed, shape-checked format; see io.go for the layout.
 package model
