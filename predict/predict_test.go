@@ -1,0 +1,474 @@
+package predict
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/npy"
+	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/optlayer"
+)
+
+// Fixture is a small export folder made in a test, with a real LFD solve.
+type fixture struct {
+	Dir      string
+	Net      *model.Net
+	Emb      []float64 // training embeddings
+	Labels   []int
+	P        []float64
+	N, D, M  int
+	Query    []float64
+	NQ       int
+	TrainX   []float32
+	QueryX   []float32
+	Names    []string
+	Manifest map[string]any
+}
+
+// makeExport trains nothing: it embeds random inputs with a freshly
+// initialised network, solves the LFD on them and writes the export folder
+// as package experiment does.
+func makeExport(t testing.TB, cfg model.Config, dataset string, n, m, nq int) *fixture {
+	t.Helper()
+	dir := t.TempDir()
+	net, err := model.New(cfg, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(11))
+	in := net.Config().InSize()
+	f := &fixture{Dir: dir, Net: net, N: n, M: m, NQ: nq, D: net.Dim()}
+	f.TrainX = make([]float32, n*in)
+	f.Labels = make([]int, n)
+	for i := 0; i < n; i++ {
+		f.Labels[i] = i % m
+		for j := 0; j < in; j++ {
+			// Class-dependent inputs so that the classes separate somewhat.
+			f.TrainX[i*in+j] = float32(math.Max(0, math.Min(1, 0.3*float64(f.Labels[i]*(j%3))/float64(m)+0.2*rng.Float64())))
+		}
+	}
+	f.QueryX = make([]float32, nq*in)
+	for i := 0; i < nq; i++ {
+		for j := 0; j < in; j++ {
+			f.QueryX[i*in+j] = float32(math.Max(0, math.Min(1, 0.3*float64((i%m)*(j%3))/float64(m)+0.25*rng.Float64())))
+		}
+	}
+	if f.Emb, err = net.Embed(f.TrainX, n); err != nil {
+		t.Fatal(err)
+	}
+	if f.Query, err = net.Embed(f.QueryX, nq); err != nil {
+		t.Fatal(err)
+	}
+	res, err := optlayer.Solve(&optlayer.Problem{N: n, Features: f.Emb, Dim: f.D, Labels: f.Labels,
+		Theta: []float64{0.2 * eval.MedianDistance(f.Emb, n, f.D)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.P = res.P
+	for c := 0; c < m; c++ {
+		f.Names = append(f.Names, fmt.Sprintf("class-%c", 'A'+c))
+	}
+	y64 := make([]int64, n)
+	for i, v := range f.Labels {
+		y64[i] = int64(v)
+	}
+	must(t, npy.WriteFloat64(filepath.Join(dir, "train_embeddings.npy"), f.Emb, n, f.D))
+	must(t, npy.WriteInt64(filepath.Join(dir, "train_labels.npy"), y64))
+	must(t, npy.WriteFloat64(filepath.Join(dir, "lfd_weights.npy"), f.P, m, n))
+	must(t, npy.WriteFloat64(filepath.Join(dir, "query_embeddings.npy"), f.Query, nq, f.D))
+	must(t, net.Save(filepath.Join(dir, "model.bin")))
+	f.Manifest = map[string]any{
+		"format": 1,
+		"config": map[string]any{"Dataset": dataset, "Eval": map[string]any{"K": 3, "Tau": 0.5, "Bandwidth": 0}},
+		"model":  net.Config(), "theta": []float64{0.2}, "k": 3, "metric": "euclidean", "ways": m,
+		"class_names": f.Names,
+		"files": map[string]string{"train_embeddings": "train_embeddings.npy", "train_labels": "train_labels.npy",
+			"lfd_weights": "lfd_weights.npy", "model": "model.bin"},
+	}
+	f.writeManifest(t)
+	return f
+}
+
+func (f *fixture) writeManifest(t testing.TB) {
+	b, err := json.Marshal(f.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, os.WriteFile(filepath.Join(f.Dir, "manifest.json"), b, 0o644))
+}
+
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var cnnConfig = model.Config{Kind: model.CNN, InShape: []int{1, 8, 8}, Channels: 3, Dim: 6, DType: model.Float64}
+
+func TestClassifyMatchesEval(t *testing.T) {
+	f := makeExport(t, cnnConfig, "mnist", 12, 3, 40)
+	e, err := Load(f.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.N != 12 || e.D != 6 || e.M != 3 || e.Manifest.Config.Eval.Tau != 0.5 {
+		t.Fatalf("loaded N=%d D=%d M=%d tau=%v", e.N, e.D, e.M, e.Manifest.Config.Eval.Tau)
+	}
+	for _, method := range Methods() {
+		for _, k := range []int{0, 1, 5} {
+			wantK := k
+			if k == 0 {
+				wantK = 3 // the manifest's
+			}
+			c, err := eval.New(method, eval.Settings{K: wantK, Tau: 0.5}, f.P)
+			must(t, err)
+			must(t, c.Fit(f.Emb, f.N, f.D, f.Labels, f.M))
+			wantPred, err := c.Predict(f.Query, f.NQ)
+			must(t, err)
+			wantVotes, err := c.Votes(f.Query, f.NQ)
+			must(t, err)
+			got, err := e.Classify(f.Query, f.NQ, nil, Options{Method: method, K: k})
+			must(t, err)
+			distinct := map[int]bool{}
+			for i, p := range got {
+				if p.Class != wantPred[i] || p.Name != f.Names[p.Class] || p.Input != fmt.Sprint(i) {
+					t.Fatalf("%s k=%d query %d: %+v, eval predicts %d", method, k, i, p, wantPred[i])
+				}
+				for m, v := range p.Votes {
+					if v != wantVotes[i*f.M+m] {
+						t.Fatalf("%s k=%d query %d vote %d = %v, eval %v", method, k, i, m, v, wantVotes[i*f.M+m])
+					}
+				}
+				distinct[p.Class] = true
+			}
+			if method == eval.MethodDrKNN && k == 1 && len(distinct) < 2 {
+				t.Fatalf("every query predicted as one class: the fixture is too easy to be a test")
+			}
+		}
+	}
+}
+
+func TestLoadRejectsInconsistentExports(t *testing.T) {
+	cases := map[string]func(f *fixture){
+		"labels too few": func(f *fixture) {
+			must(t, npy.WriteInt64(filepath.Join(f.Dir, "train_labels.npy"), []int64{0, 1}))
+		},
+		"label out of range": func(f *fixture) {
+			y := make([]int64, f.N)
+			y[3] = 9
+			must(t, npy.WriteInt64(filepath.Join(f.Dir, "train_labels.npy"), y))
+		},
+		"P wrong width": func(f *fixture) {
+			must(t, npy.WriteFloat64(filepath.Join(f.Dir, "lfd_weights.npy"), make([]float64, f.M*(f.N-1)), f.M, f.N-1))
+		},
+		"P NaN": func(f *fixture) {
+			p := append([]float64(nil), f.P...)
+			p[0] = math.NaN()
+			must(t, npy.WriteFloat64(filepath.Join(f.Dir, "lfd_weights.npy"), p, f.M, f.N))
+		},
+		"ways disagree": func(f *fixture) { f.Manifest["ways"] = 4; f.writeManifest(t) },
+		"names disagree": func(f *fixture) {
+			f.Manifest["class_names"] = []string{"a"}
+			f.writeManifest(t)
+		},
+		"format unknown": func(f *fixture) { f.Manifest["format"] = 2; f.writeManifest(t) },
+		"manifest corrupt": func(f *fixture) {
+			must(t, os.WriteFile(filepath.Join(f.Dir, "manifest.json"), []byte("{"), 0o644))
+		},
+		"manifest missing":   func(f *fixture) { must(t, os.Remove(filepath.Join(f.Dir, "manifest.json"))) },
+		"embeddings missing": func(f *fixture) { must(t, os.Remove(filepath.Join(f.Dir, "train_embeddings.npy"))) },
+	}
+	for name, breakIt := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := makeExport(t, cnnConfig, "mnist", 6, 2, 1)
+			breakIt(f)
+			if _, err := Load(f.Dir); err == nil {
+				t.Fatal("Load accepted a broken export")
+			}
+		})
+	}
+	t.Run("model of another width", func(t *testing.T) {
+		f := makeExport(t, cnnConfig, "mnist", 6, 2, 1)
+		other := cnnConfig
+		other.Dim = 4
+		net, err := model.New(other, 1)
+		must(t, err)
+		must(t, net.Save(filepath.Join(f.Dir, "model.bin")))
+		e, err := Load(f.Dir)
+		must(t, err)
+		if _, err := e.Net(); err == nil || !strings.Contains(err.Error(), "width 4") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestClassifyBadInput(t *testing.T) {
+	f := makeExport(t, cnnConfig, "mnist", 6, 2, 2)
+	e, err := Load(f.Dir)
+	must(t, err)
+	q := append([]float64(nil), f.Query...)
+	if _, err := e.Classify(q[:5], 1, nil, Options{}); !errors.Is(err, ErrInput) {
+		t.Fatalf("short embedding: %v", err)
+	}
+	q[3] = math.Inf(1)
+	if _, err := e.Classify(q, 2, nil, Options{}); !errors.Is(err, ErrInput) {
+		t.Fatalf("Inf: %v", err)
+	}
+	for _, o := range []Options{{Method: "pca_knn"}, {Method: "nope"}, {K: 7}, {K: -1}} {
+		if _, err := e.Classify(f.Query, 2, nil, o); err == nil {
+			t.Fatalf("%+v accepted", o)
+		}
+	}
+}
+
+// imageFiles returns encoded test images of several kinds and sizes.
+func imageFiles(t testing.TB) map[string][]byte {
+	rng := rand.New(rand.NewSource(5))
+	out := map[string][]byte{}
+	enc := func(name string, img image.Image, asJPEG bool) {
+		var b bytes.Buffer
+		if asJPEG {
+			must(t, jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}))
+		} else {
+			must(t, png.Encode(&b, img))
+		}
+		out[name] = b.Bytes()
+	}
+	g := image.NewGray(image.Rect(0, 0, 13, 9))
+	rgba := image.NewRGBA(image.Rect(0, 0, 20, 17))
+	nrgba := image.NewNRGBA(image.Rect(0, 0, 7, 11))
+	g16 := image.NewGray16(image.Rect(0, 0, 8, 8))
+	for i := range g.Pix {
+		g.Pix[i] = uint8(rng.Intn(256))
+	}
+	for i := range rgba.Pix {
+		rgba.Pix[i] = uint8(rng.Intn(256))
+		if i%4 == 3 {
+			rgba.Pix[i] = 255
+		}
+	}
+	for i := range nrgba.Pix {
+		nrgba.Pix[i] = uint8(rng.Intn(256))
+	}
+	for y := 0; y < 8; y++ {
+		for x := 0; x < 8; x++ {
+			g16.SetGray16(x, y, color.Gray16{Y: uint16(rng.Intn(65536))})
+		}
+	}
+	enc("a-grey.png", g, false)
+	enc("b-rgba.png", rgba, false)
+	enc("c-nrgba.png", nrgba, false)
+	enc("d-grey16.png", g16, false)
+	enc("e-colour.jpg", rgba, true)
+	enc("f-grey.jpg", g, true)
+	return out
+}
+
+// TestImageMatchesReaders checks that Image gives the samples the data set
+// readers give for the same files: grey via datasets.ReadCOVIDCT, RGB via
+// datasets.ReadMiniImageNet.
+func TestImageMatchesReaders(t *testing.T) {
+	files := imageFiles(t)
+	const size = 8
+	covid := t.TempDir()
+	for _, sub := range []string{"CT_COVID", "CT_NonCOVID"} {
+		must(t, os.MkdirAll(filepath.Join(covid, sub), 0o755))
+		for name, data := range files {
+			must(t, os.WriteFile(filepath.Join(covid, sub, name), data, 0o644))
+		}
+	}
+	d, err := datasets.ReadCOVIDCT(covid, size)
+	must(t, err)
+	mini := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(mini, "images"), 0o755))
+	var csvb strings.Builder
+	csvb.WriteString("filename,label\n")
+	for name, data := range files {
+		must(t, os.WriteFile(filepath.Join(mini, "images", name), data, 0o644))
+		fmt.Fprintf(&csvb, "%s,n01\n", name)
+	}
+	must(t, os.WriteFile(filepath.Join(mini, "test.csv"), []byte(csvb.String()), 0o644))
+	dm, err := datasets.ReadMiniImageNet(mini, "test", size)
+	must(t, err)
+
+	for _, tc := range []struct {
+		d      *datasets.Dataset
+		prefix string
+		c      int
+	}{{d, "CT_COVID/", 1}, {dm, "images/", 3}} {
+		seen := 0
+		for i, fname := range tc.d.Files {
+			name := strings.TrimPrefix(fname, tc.prefix)
+			if name == fname {
+				continue
+			}
+			seen++
+			got, err := Image(files[name], ImageSettings{Channels: tc.c, Height: size, Width: size})
+			must(t, err)
+			want := tc.d.Sample(i)
+			if len(got) != len(want) {
+				t.Fatalf("%s: %d values, reader %d", fname, len(got), len(want))
+			}
+			for j := range got {
+				if math.Abs(float64(got[j]-want[j])) > 2e-6 {
+					t.Fatalf("%s value %d: %v, reader %v", fname, j, got[j], want[j])
+				}
+			}
+			inv, err := Image(files[name], ImageSettings{Channels: tc.c, Height: size, Width: size, Invert: true})
+			must(t, err)
+			for j := range inv {
+				if math.Abs(float64(inv[j]+got[j]-1)) > 1e-6 {
+					t.Fatalf("inverted %v + %v ≠ 1", inv[j], got[j])
+				}
+			}
+		}
+		if seen != len(files) {
+			t.Fatalf("compared %d of %d files", seen, len(files))
+		}
+	}
+}
+
+func TestImageBadInput(t *testing.T) {
+	files := imageFiles(t)
+	s := ImageSettings{Channels: 1, Height: 8, Width: 8}
+	for name, data := range map[string][]byte{
+		"empty": nil, "text": []byte("hello"), "truncated png": files["a-grey.png"][:40],
+		"truncated jpeg": files["e-colour.jpg"][:200],
+	} {
+		if _, err := Image(data, s); err == nil {
+			t.Fatalf("%s accepted", name)
+		}
+	}
+	for _, bad := range []ImageSettings{{Channels: 2, Height: 8, Width: 8}, {Channels: 1, Height: 0, Width: 8}} {
+		if _, err := Image(files["a-grey.png"], bad); !errors.Is(err, ErrInput) {
+			t.Fatalf("%+v: %v", bad, err)
+		}
+	}
+	if _, err := imageSettingsFor(model.Config{Kind: model.MLP, InShape: []int{56}}.WithDefaults(), ""); !errors.Is(err, ErrInput) {
+		t.Fatalf("MLP: %v", err)
+	}
+	if _, err := imageSettingsFor(model.Config{Kind: model.CNN, InShape: []int{4, 8, 8}}.WithDefaults(), ""); !errors.Is(err, ErrInput) {
+		t.Fatalf("4 channels: %v", err)
+	}
+	s2, err := imageSettingsFor(cnnConfig.WithDefaults(), "omniglot")
+	if err != nil || !s2.Invert || s2.Height != 8 {
+		t.Fatalf("omniglot settings %+v %v", s2, err)
+	}
+}
+
+func TestReadFeatureCSV(t *testing.T) {
+	in := "# lung rows\na,b,c\n0.1, 0.2,0.3\n\n1,0,0.5\r\n"
+	x, n, err := ReadFeatureCSV(strings.NewReader(in), "rows.csv", 3)
+	must(t, err)
+	want := []float32{0.1, 0.2, 0.3, 1, 0, 0.5}
+	if n != 2 || len(x) != 6 {
+		t.Fatalf("n=%d x=%v", n, x)
+	}
+	for i := range want {
+		if x[i] != want[i] {
+			t.Fatalf("x = %v, want %v", x, want)
+		}
+	}
+	for name, bad := range map[string]string{
+		"too few":    "1,2\n",
+		"too many":   "1,2,3,4\n",
+		"NaN":        "1,NaN,3\n",
+		"Inf":        "1,2,+Inf\n",
+		"word later": "1,2,3\n1,x,3\n",
+		"empty":      "",
+		"only head":  "a,b,c\n",
+		"huge":       "1,2,1e300\n",
+		"bad quote":  "1,\"2,3\n",
+	} {
+		if _, _, err := ReadFeatureCSV(strings.NewReader(bad), "rows.csv", 3); err == nil || !strings.Contains(err.Error(), "rows.csv") {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestWriteFormats(t *testing.T) {
+	preds := []Prediction{{Input: "a.png", Class: 1, Name: "cat, big", Votes: []float64{0.25, 0.75}},
+		{Input: "b.png", Class: 0, Name: "dog", Votes: []float64{0.6, 0.4}}}
+	names := []string{"dog", "cat, big"}
+	var b bytes.Buffer
+	must(t, Write(&b, preds, names, CSV))
+	recs, err := csv.NewReader(&b).ReadAll()
+	must(t, err)
+	if len(recs) != 3 || recs[0][4] != "vote_cat, big" || recs[1][2] != "cat, big" || recs[1][4] != "0.75" {
+		t.Fatalf("csv %q", recs)
+	}
+	b.Reset()
+	must(t, Write(&b, preds, names, JSON))
+	var back []Prediction
+	must(t, json.Unmarshal(b.Bytes(), &back))
+	if len(back) != 2 || back[1].Votes[0] != 0.6 || back[0].Name != "cat, big" {
+		t.Fatalf("json %+v", back)
+	}
+	b.Reset()
+	must(t, Write(&b, preds, names, Text))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "0.2500 0.7500") || !strings.HasPrefix(lines[2], "b.png") {
+		t.Fatalf("text %q", b.String())
+	}
+	if err := Write(&b, preds, names, "xml"); err == nil {
+		t.Fatal("xml accepted")
+	}
+}
+
+func FuzzReadFeatureCSV(f *testing.F) {
+	for _, s := range []string{"1,2,3\n", "a,b,c\n0.1,0.2,0.3\n", "# c\n\n1,2\n", "1,\"2\",3\n", "1e400,0,0\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		x, n, err := ReadFeatureCSV(strings.NewReader(s), "f.csv", 3)
+		if err != nil {
+			return
+		}
+		if len(x) != 3*n || n < 1 {
+			t.Fatalf("n=%d len=%d", n, len(x))
+		}
+		for _, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("non-finite %v", v)
+			}
+		}
+	})
+}
+
+func FuzzImage(f *testing.F) {
+	for _, data := range imageFiles(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, c := range []int{1, 3} {
+			x, err := Image(data, ImageSettings{Channels: c, Height: 5, Width: 6})
+			if err != nil {
+				continue
+			}
+			if len(x) != c*30 {
+				t.Fatalf("%d values", len(x))
+			}
+			for _, v := range x {
+				if !(v >= -1e-6 && v <= 1+1e-6) {
+					t.Fatalf("value %v outside [0, 1]", v)
+				}
+			}
+		}
+	})
+}
