@@ -64,7 +64,7 @@ type Export struct {
 	Manifest    Manifest
 	TrainEmb    []float64 // N×D row-major
 	N, D        int
-	TrainLabels []int // length N, values 0…M−1
+	TrainLabels []int     // length N, values 0…M−1
 	P           []float64 // M×N, row m = P*_m
 	M           int
 	ClassNames  []string // length M
