@@ -128,7 +128,7 @@ func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, 
 			}
 		}
 	}
-	if units == 1 || m*n*k < 1<<16 {
+	if units == 1 || m*n*k < 1<<20 {
 		for u := 0; u < units; u++ {
 			body(u, u, u+1)
 		}
