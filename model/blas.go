@@ -12,5 +12,9 @@ const BLAS = "gonum"
 // AVX2+FMA kernels when the CPU has them (pure-Go build only).
 var useFastGemm = kern.Available
 
+// useAVX512 selects the 512-bit kernels (twice as wide) when the CPU has
+// AVX-512F.
+var useAVX512 = kern.Available && kern.Available512
+
 // useAdamAsm routes Adam's update to the AVX loop when the CPU has AVX.
 var useAdamAsm = kern.AdamAvailable

@@ -17,12 +17,18 @@ const (
 	fastKC = 384 // K block
 )
 
+// fastNR is the register tile width: 16 float32 or 8 float64 (AVX2), twice
+// that with AVX-512.
 func fastNR[T Float]() int {
 	var z T
+	nr := 8
 	if unsafe.Sizeof(z) == 4 {
-		return 16
+		nr = 16
 	}
-	return 8
+	if useAVX512 {
+		nr *= 2
+	}
+	return nr
 }
 
 func kernel[T Float](kc int, a *T, rsA, csA int, b *T, ldb int, c *T, ldc int, acc bool) {
@@ -32,9 +38,14 @@ func kernel[T Float](kc int, a *T, rsA, csA int, b *T, ldb int, c *T, ldc int, a
 	}
 	var z T
 	sz := int(unsafe.Sizeof(z))
-	if sz == 4 {
+	switch {
+	case sz == 4 && useAVX512:
+		kern.S6x32(kc, (*float32)(unsafe.Pointer(a)), rsA*sz, csA*sz, (*float32)(unsafe.Pointer(b)), ldb*sz, (*float32)(unsafe.Pointer(c)), ldc*sz, ac)
+	case sz == 8 && useAVX512:
+		kern.D6x16(kc, (*float64)(unsafe.Pointer(a)), rsA*sz, csA*sz, (*float64)(unsafe.Pointer(b)), ldb*sz, (*float64)(unsafe.Pointer(c)), ldc*sz, ac)
+	case sz == 4:
 		kern.S6x16(kc, (*float32)(unsafe.Pointer(a)), rsA*sz, csA*sz, (*float32)(unsafe.Pointer(b)), ldb*sz, (*float32)(unsafe.Pointer(c)), ldc*sz, ac)
-	} else {
+	default:
 		kern.D6x8(kc, (*float64)(unsafe.Pointer(a)), rsA*sz, csA*sz, (*float64)(unsafe.Pointer(b)), ldb*sz, (*float64)(unsafe.Pointer(c)), ldc*sz, ac)
 	}
 }
@@ -89,7 +100,7 @@ func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, 
 		units = (mt + group - 1) / group
 	}
 	body := func(u, _, _ int) {
-		var sc [fastMR * 16]T
+		var sc [fastMR * 32]T
 		it0, it1, jt0, jt1 := 0, mt, u, u+1
 		if byRows {
 			it0, it1, jt0, jt1 = u*group, min((u+1)*group, mt), 0, nt

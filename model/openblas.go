@@ -30,5 +30,7 @@ const BLAS = "openblas"
 // useFastGemm is off: OpenBLAS does every product.
 const useFastGemm = false
 
+const useAVX512 = false
+
 // useAdamAsm routes Adam's update to the AVX loop when the CPU has AVX.
 var useAdamAsm = kern.AdamAvailable

@@ -26,3 +26,17 @@ func AdamS(w, gr, m, v *float32, n int, p *[8]float32)
 //
 //go:noescape
 func AdamD(w, gr, m, v *float64, n int, p *[8]float64)
+
+// Available512 reports whether the AVX-512 kernels S6x32 and D6x16 can
+// run.
+var Available512 = cpu.X86.HasAVX512F
+
+// S6x32 is S6x16 with 512-bit vectors: C[0:6, 0:32] (+)= A·B, float32.
+//
+//go:noescape
+func S6x32(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, acc int)
+
+// D6x16 is D6x8 with 512-bit vectors: C[0:6, 0:16] (+)= A·B, float64.
+//
+//go:noescape
+func D6x16(kc int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, acc int)
