@@ -22,21 +22,25 @@ const (
 	// its simple form, without full-context embeddings: attention softmax
 	// over cosine similarities to the support samples.
 	MethodMatchingNet = "matching_net"
-	// MethodMetaOptNetRR is MetaOptNet (Lee et al. 2019) with its
-	// ridge-regression base learner (MetaOptNet-RR), not the SVM head.
+	// MethodMetaOptNet is MetaOptNet (Lee et al. 2019) with its
+	// Crammer–Singer SVM base learner (MetaOptNet-SVM): the dual QP is
+	// solved to machine precision and differentiated implicitly.
+	MethodMetaOptNet = "metaoptnet"
+	// MethodMetaOptNetRR is MetaOptNet with its ridge-regression base
+	// learner (MetaOptNet-RR), differentiable in closed form.
 	MethodMetaOptNetRR = "metaoptnet_rr"
 )
 
 // FewShotMethods lists the method names NewFewShot accepts.
 func FewShotMethods() []string {
-	return []string{MethodMatchingNet, MethodProtoNet, MethodMetaOptNetRR}
+	return []string{MethodMatchingNet, MethodProtoNet, MethodMetaOptNet, MethodMetaOptNetRR}
 }
 
 // IsFewShot reports whether method is a few-shot network baseline (fitted
 // with FewShot on raw samples).
 func IsFewShot(method string) bool {
 	switch method {
-	case MethodMatchingNet, MethodProtoNet, MethodMetaOptNetRR:
+	case MethodMatchingNet, MethodProtoNet, MethodMetaOptNet, MethodMetaOptNetRR:
 		return true
 	}
 	return false
@@ -49,6 +53,8 @@ const (
 	DefaultFewShotEpisodes = 4
 	DefaultRidgeLambda     = 1.0
 	DefaultMatchingScale   = 1.0
+	DefaultSVMC            = 0.1 // MetaOptNet's C_reg
+	DefaultSVMEps          = 1.0 // MetaOptNet's ridge on the dual's kernel
 )
 
 // FewShotSettings configure a few-shot network baseline. Zero fields take
@@ -64,6 +70,9 @@ type FewShotSettings struct {
 	Episodes int     // pseudo-episodes per step (default 4)
 	// Lambda is the ridge regulariser λ of metaoptnet_rr (default 1).
 	Lambda float64
+	// SVMC is the SVM's C and SVMEps the ε added to the dual's Gram
+	// matrix, of metaoptnet (defaults 0.1 and 1, as in MetaOptNet's code).
+	SVMC, SVMEps float64
 	// MatchingScale is the factor τ on the cosine similarities of
 	// matching_net before the attention softmax (default 1, the original).
 	MatchingScale float64
@@ -79,7 +88,7 @@ type FewShotSettings struct {
 // package's default body.
 func DefaultFewShotSettings() FewShotSettings {
 	return FewShotSettings{Steps: DefaultFewShotSteps, LR: DefaultFewShotLR, Episodes: DefaultFewShotEpisodes,
-		Lambda: DefaultRidgeLambda, MatchingScale: DefaultMatchingScale}
+		Lambda: DefaultRidgeLambda, MatchingScale: DefaultMatchingScale, SVMC: DefaultSVMC, SVMEps: DefaultSVMEps}
 }
 
 func (s FewShotSettings) withDefaults() FewShotSettings {
@@ -94,6 +103,12 @@ func (s FewShotSettings) withDefaults() FewShotSettings {
 	}
 	if s.MatchingScale == 0 {
 		s.MatchingScale = DefaultMatchingScale
+	}
+	if s.SVMC == 0 {
+		s.SVMC = DefaultSVMC
+	}
+	if s.SVMEps == 0 {
+		s.SVMEps = DefaultSVMEps
 	}
 	return s
 }
@@ -110,6 +125,10 @@ func (s FewShotSettings) validate() error {
 		return fmt.Errorf("eval: ridge λ = %v, want a finite value > 0", s.Lambda)
 	case !(s.MatchingScale > 0) || math.IsInf(s.MatchingScale, 0):
 		return fmt.Errorf("eval: matching scale τ = %v, want a finite value > 0", s.MatchingScale)
+	case !(s.SVMC > 0) || math.IsInf(s.SVMC, 0):
+		return fmt.Errorf("eval: SVM C = %v, want a finite value > 0", s.SVMC)
+	case !(s.SVMEps > 0) || math.IsInf(s.SVMEps, 0):
+		return fmt.Errorf("eval: SVM ε = %v, want a finite value > 0", s.SVMEps)
 	}
 	return nil
 }
@@ -136,7 +155,7 @@ type FewShot struct {
 	m, d    int
 	support []float64 // n×d embeddings of the training samples
 	ys      []int
-	rho     float64 // metaoptnet_rr: learned log-scale of the logits
+	rho     float64 // metaoptnet, metaoptnet_rr: learned log-scale of the logits
 	losses  []float64
 }
 
@@ -183,6 +202,8 @@ func (f *FewShot) head(rho float64) fewShotHead {
 		return protoHead{}
 	case MethodMatchingNet:
 		return matchingHead{scale: f.s.MatchingScale}
+	case MethodMetaOptNet:
+		return svmHead{c: f.s.SVMC, eps: f.s.SVMEps, rho: rho}
 	}
 	return ridgeHead{lambda: f.s.Lambda, rho: rho}
 }
@@ -298,7 +319,7 @@ func stepRand(seed int64, step int) *rand.Rand {
 }
 
 // train runs the Adam steps on net in place and returns the loss history
-// and, for metaoptnet_rr, the learned log-scale.
+// and, for metaoptnet and metaoptnet_rr, the learned log-scale.
 func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int, byClass [][]int) ([]float64, float64, error) {
 	n := len(y)
 	g := G.NewGraph()
@@ -332,7 +353,7 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 	if err != nil {
 		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
 	}
-	ridge := f.method == MethodMetaOptNetRR
+	learnScale := f.method == MethodMetaOptNetRR || f.method == MethodMetaOptNet
 	rhoOpt := scalarAdam{lr: f.s.LR}
 	var rho float64
 	losses := make([]float64, 0, f.s.Steps)
@@ -360,7 +381,7 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 		if err := adam.Step(); err != nil {
 			return nil, 0, fmt.Errorf("eval: %s: step %d: %w", f.method, step+1, err)
 		}
-		if ridge {
+		if learnScale {
 			rho = rhoOpt.step(rho, drho)
 		}
 		losses = append(losses, l)
@@ -372,6 +393,11 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 // query index lists) over the n×d embedding e, with its gradient; it
 // stores the gradient with respect to the head's log-scale in drho.
 func meanEpisodeLoss(h fewShotHead, e []float64, n, d, m int, y []int, eps [][2][]int, drho *float64) (float64, []float64, error) {
+	for i, v := range e {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, nil, fmt.Errorf("eval: embedding of training sample %d is %v (training diverged)", i/d, v)
+		}
+	}
 	grad := make([]float64, n*d)
 	w := 1 / float64(len(eps))
 	var loss, dr float64

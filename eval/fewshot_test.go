@@ -20,7 +20,21 @@ func testHeads() map[string]fewShotHead {
 		"matching":   matchingHead{scale: 1},
 		"matching-τ": matchingHead{scale: 3.5},
 		"ridge":      ridgeHead{lambda: 0.7, rho: 0.3},
+		"svm":        svmHead{c: 0.1, eps: 1, rho: 0.3},
+		"svm-C":      svmHead{c: 2, eps: 0.5, rho: -0.2},
 	}
+}
+
+// withRho returns a constructor of h with another log-scale ρ, for the
+// heads that have one.
+func withRho(h fewShotHead) (func(rho float64) fewShotHead, bool) {
+	switch h := h.(type) {
+	case ridgeHead:
+		return func(rho float64) fewShotHead { h.rho = rho; return h }, true
+	case svmHead:
+		return func(rho float64) fewShotHead { h.rho = rho; return h }, true
+	}
+	return nil, false
 }
 
 func randEpisodes(rng *rand.Rand, byClass [][]int, k int) [][2][]int {
@@ -82,16 +96,54 @@ func TestFewShotHeadGradient(t *testing.T) {
 			if maxErr > 1e-7*math.Max(1, maxG) {
 				t.Errorf("max |analytic − finite difference| = %.3g (max |grad| %.3g)", maxErr, maxG)
 			}
-			if r, ok := h.(ridgeHead); ok {
+			if sv, ok := h.(svmHead); ok {
+				// The episodes must exercise free and bound components.
+				var free, bound int
+				for _, ep := range eps {
+					sup := ep[0]
+					ns := len(sup)
+					kt := make([]float64, ns*ns)
+					ys := make([]int, ns)
+					for a, i := range sup {
+						ys[a] = y[i]
+						for b, j := range sup {
+							for k := 0; k < d; k++ {
+								kt[a*ns+b] += e[i*d+k] * e[j*d+k]
+							}
+						}
+						kt[a*ns+a] += sv.eps
+					}
+					sol, err := solveSVM(kt, ys, m, sv.c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, f := range sol.free {
+						if f {
+							free++
+						} else {
+							bound++
+						}
+					}
+				}
+				t.Logf("SVM components: %d free, %d at a bound", free, bound)
+				if free == 0 || bound == 0 {
+					t.Errorf("SVM episodes have %d free and %d bound components; want both", free, bound)
+				}
+			}
+			if at, ok := withRho(h); ok {
 				fr := func(rho float64) float64 {
 					var dr float64
-					l, _, err := meanEpisodeLoss(ridgeHead{lambda: r.lambda, rho: rho}, e, n, d, m, y, eps, &dr)
+					l, _, err := meanEpisodeLoss(at(rho), e, n, d, m, y, eps, &dr)
 					if err != nil {
 						t.Fatal(err)
 					}
 					return l
 				}
-				fd := (fr(r.rho+step) - fr(r.rho-step)) / (2 * step)
+				rho := 0.3
+				if sv, ok := h.(svmHead); ok {
+					rho = sv.rho
+				}
+				fd := (fr(rho+step) - fr(rho-step)) / (2 * step)
 				if math.Abs(fd-drho) > 1e-7*math.Max(1, math.Abs(fd)) || drho == 0 {
 					t.Errorf("∂loss/∂ρ = %v, finite difference %v", drho, fd)
 				}
@@ -453,5 +505,184 @@ func TestFewShotErrors(t *testing.T) {
 	one := x[:2*144]
 	if _, err := TrainFewShot(MethodProtoNet, smallSettings(0), shape, one, []int{0, 1}, 2); err != nil {
 		t.Errorf("untrained fit on one sample per class: %v", err)
+	}
+}
+
+// svmDual is the dual objective of the Crammer–Singer SVM.
+func svmDual(kt, alpha []float64, ys []int, m int) float64 {
+	ns := len(ys)
+	var v float64
+	for i := 0; i < ns; i++ {
+		v += alpha[i*m+ys[i]]
+		for j := 0; j < ns; j++ {
+			for c := 0; c < m; c++ {
+				v -= 0.5 * kt[i*ns+j] * alpha[i*m+c] * alpha[j*m+c]
+			}
+		}
+	}
+	return v
+}
+
+// TestSVMDualSolver checks the SVM dual solution against the KKT
+// conditions, computed here independently, and against projected gradient
+// ascent (another algorithm) run to convergence; the cases cover both
+// bounds active and free components.
+func TestSVMDualSolver(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	var totalUpper, totalZero int
+	for _, tc := range []struct {
+		ns, m, d int
+		C, eps   float64
+	}{{6, 2, 3, 0.1, 1}, {9, 3, 4, 2, 0.5}, {12, 4, 20, 1, 1}, {20, 5, 8, 0.3, 0.05}} {
+		s := make([]float64, tc.ns*tc.d)
+		for i := range s {
+			s[i] = rng.NormFloat64()
+		}
+		ys := make([]int, tc.ns)
+		for i := range ys {
+			ys[i] = i % tc.m
+		}
+		kt := make([]float64, tc.ns*tc.ns)
+		for i := 0; i < tc.ns; i++ {
+			for j := 0; j < tc.ns; j++ {
+				for k := 0; k < tc.d; k++ {
+					kt[i*tc.ns+j] += s[i*tc.d+k] * s[j*tc.d+k]
+				}
+			}
+			kt[i*tc.ns+i] += tc.eps
+		}
+		sol, err := solveSVM(kt, ys, tc.m, tc.C)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := sol.alpha
+		atUpper, atZero, free := 0, 0, 0
+		for i := 0; i < tc.ns; i++ {
+			var sum float64
+			// ν_i from any free component; then every KKT condition.
+			grad := make([]float64, tc.m)
+			for c := 0; c < tc.m; c++ {
+				sum += a[i*tc.m+c]
+				if c == ys[i] {
+					grad[c] = 1
+				}
+				for j := 0; j < tc.ns; j++ {
+					grad[c] -= kt[i*tc.ns+j] * a[j*tc.m+c]
+				}
+			}
+			if math.Abs(sum) > 1e-12 {
+				t.Errorf("Σ_c α_%d = %v", i, sum)
+			}
+			nu := math.Inf(-1)
+			for c := 0; c < tc.m; c++ {
+				bound := 0.0
+				if c == ys[i] {
+					bound = tc.C
+				}
+				if a[i*tc.m+c] > bound+1e-12 {
+					t.Errorf("α_%d[%d] = %v above its bound %v", i, c, a[i*tc.m+c], bound)
+				}
+				if a[i*tc.m+c] < bound-1e-9 {
+					nu = grad[c]
+				}
+			}
+			for c := 0; c < tc.m; c++ {
+				bound := 0.0
+				if c == ys[i] {
+					bound = tc.C
+				}
+				switch {
+				case a[i*tc.m+c] < bound-1e-9:
+					free++
+					if math.Abs(grad[c]-nu) > 1e-9 {
+						t.Errorf("free α_%d[%d]: gradient %v ≠ ν %v", i, c, grad[c], nu)
+					}
+				case c == ys[i]:
+					atUpper++
+					if grad[c] < nu-1e-9 {
+						t.Errorf("α_%d[%d] at C: gradient %v < ν %v", i, c, grad[c], nu)
+					}
+				default:
+					atZero++
+					if grad[c] < nu-1e-9 {
+						t.Errorf("α_%d[%d] at 0: gradient %v < ν %v", i, c, grad[c], nu)
+					}
+				}
+			}
+		}
+		// Projected gradient ascent from zero with step 1/‖K̃‖.
+		var lmax float64
+		for i := 0; i < tc.ns; i++ {
+			var r float64
+			for j := 0; j < tc.ns; j++ {
+				r += math.Abs(kt[i*tc.ns+j])
+			}
+			lmax = math.Max(lmax, r)
+		}
+		b := make([]float64, tc.ns*tc.m)
+		v := make([]float64, tc.m)
+		for it := 0; it < 20000; it++ {
+			nb := make([]float64, len(b))
+			for i := 0; i < tc.ns; i++ {
+				for c := 0; c < tc.m; c++ {
+					g := 0.0
+					if c == ys[i] {
+						g = 1
+					}
+					for j := 0; j < tc.ns; j++ {
+						g -= kt[i*tc.ns+j] * b[j*tc.m+c]
+					}
+					// β = C·e_y − α, projected onto the C-simplex.
+					v[c] = -(b[i*tc.m+c] + g/lmax)
+					if c == ys[i] {
+						v[c] += tc.C
+					}
+				}
+				projectSimplex(v, tc.C)
+				for c := 0; c < tc.m; c++ {
+					nb[i*tc.m+c] = -v[c]
+					if c == ys[i] {
+						nb[i*tc.m+c] += tc.C
+					}
+				}
+			}
+			b = nb
+		}
+		got, ref := svmDual(kt, a, ys, tc.m), svmDual(kt, b, ys, tc.m)
+		if got < ref-1e-12*math.Max(1, math.Abs(ref)) || got-ref > 1e-9*math.Max(1, math.Abs(ref)) {
+			t.Errorf("%+v: dual %v, projected gradient ascent %v", tc, got, ref)
+		}
+		t.Logf("%+v: dual %.12g (PGA %.12g); %d free, %d at C, %d at 0", tc, got, ref, free, atUpper, atZero)
+		if free == 0 || atUpper+atZero == 0 {
+			t.Errorf("%+v: the case does not exercise both free and bound components", tc)
+		}
+		totalUpper += atUpper
+		totalZero += atZero
+	}
+	if totalUpper == 0 || totalZero == 0 {
+		t.Errorf("no case has components at C (%d) or at 0 (%d)", totalUpper, totalZero)
+	}
+}
+
+// TestProjectSimplex checks the simplex projection on hand-worked cases.
+func TestProjectSimplex(t *testing.T) {
+	for _, c := range []struct {
+		v    []float64
+		r    float64
+		want []float64
+	}{
+		{[]float64{0.5, 0.2, -1}, 1, []float64{0.65, 0.35, 0}},
+		{[]float64{0.2, 0.3}, 1, []float64{0.45, 0.55}},
+		{[]float64{3, 0, 0}, 0.1, []float64{0.1, 0, 0}},
+		{[]float64{1, 1, 1, 1}, 2, []float64{0.5, 0.5, 0.5, 0.5}},
+	} {
+		v := append([]float64(nil), c.v...)
+		projectSimplex(v, c.r)
+		for k := range v {
+			if math.Abs(v[k]-c.want[k]) > 1e-15 {
+				t.Errorf("projection of %v onto the %v-simplex: %v, want %v", c.v, c.r, v, c.want)
+				break
+			}
+		}
 	}
 }

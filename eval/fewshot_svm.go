@@ -1,0 +1,361 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// svmHead is MetaOptNet's SVM base learner (Lee et al. 2019,
+// MetaOptNet-SVM): the Crammer–Singer multi-class SVM fitted on the
+// supports by solving its dual QP, logits e^ρ·qW with W = Sᵀα and a
+// learnable log-scale ρ. The dual, over α ∈ R^{ns×m}, is
+//
+//	maximise  −½ Σ_c α_cᵀ (SSᵀ + εI) α_c + Σ_i α_i[y_i]
+//	s.t.      Σ_c α_i[c] = 0,  α_i[c] ≤ C·[c = y_i]   (each support i)
+//
+// The εI term (ε = 1 in MetaOptNet's code) makes the QP strongly concave,
+// so α is unique and differentiable almost everywhere. The solver runs
+// exact block-coordinate ascent (each support's block is a projection
+// onto a scaled simplex) and then polishes: on the active set it has
+// identified it solves the KKT equations exactly and accepts the result
+// when it is primal and dual feasible. The backward pass differentiates
+// those KKT equations implicitly (one symmetric solve), never through the
+// iterations.
+type svmHead struct {
+	c   float64 // C > 0
+	eps float64 // ε > 0
+	rho float64 // log of the logit scale
+}
+
+// svmSolution is the dual optimum and its active set.
+type svmSolution struct {
+	alpha []float64 // ns×m
+	free  []bool    // ns×m: α_i[c] strictly below its bound
+	kt    []float64 // ns×ns: SSᵀ + εI
+	ns, m int
+}
+
+const (
+	svmMaxSweeps   = 100000
+	svmPolishEvery = 20
+	svmFeasTol     = 1e-10
+)
+
+// solveSVM solves the Crammer–Singer dual for the Gram matrix kt (with εI
+// added) and labels ys.
+func solveSVM(kt []float64, ys []int, m int, C float64) (*svmSolution, error) {
+	ns := len(ys)
+	alpha := make([]float64, ns*m) // α = 0 is feasible
+	h := make([]float64, m)
+	v := make([]float64, m)
+	free := make([]bool, ns*m)
+	for sweep := 1; sweep <= svmMaxSweeps; sweep++ {
+		var change float64
+		for i := 0; i < ns; i++ {
+			// h = Σ_{j≠i} K̃_ij α_j.
+			for c := range h {
+				h[c] = 0
+			}
+			for j := 0; j < ns; j++ {
+				if j == i {
+					continue
+				}
+				k := kt[i*ns+j]
+				if k == 0 {
+					continue
+				}
+				for c, a := range alpha[j*m : (j+1)*m] {
+					h[c] += k * a
+				}
+			}
+			// Block optimum: α_i = C·e_y − β, β = C-simplex projection of
+			// C·e_y − a with a = (e_y − h)/K̃_ii.
+			kii := kt[i*ns+i]
+			for c := range v {
+				a := -h[c] / kii
+				if c == ys[i] {
+					a += 1 / kii
+				}
+				v[c] = -a
+				if c == ys[i] {
+					v[c] += C
+				}
+			}
+			projectSimplex(v, C)
+			ai := alpha[i*m : (i+1)*m]
+			for c := range ai {
+				na := -v[c]
+				if c == ys[i] {
+					na += C
+				}
+				change = math.Max(change, math.Abs(na-ai[c]))
+				ai[c] = na
+			}
+		}
+		if sweep%svmPolishEvery == 0 || change == 0 {
+			for k := range free {
+				bound := 0.0
+				if k%m == ys[k/m] {
+					bound = C
+				}
+				free[k] = alpha[k] < bound-1e-9*math.Max(1, C)
+			}
+			if sol, ok := polishSVM(kt, ys, m, C, alpha, free); ok {
+				return sol, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("eval: metaoptnet: SVM dual not solved in %d sweeps", svmMaxSweeps)
+}
+
+// polishSVM solves the KKT equations of the dual on the active set free
+// (the other components at their bounds) and returns the solution when it
+// satisfies every KKT condition.
+func polishSVM(kt []float64, ys []int, m int, C float64, alpha []float64, free []bool) (*svmSolution, bool) {
+	ns := len(ys)
+	idx := make([]int, 0, ns*m) // free components, in order
+	pos := make([]int, ns*m)
+	for k, f := range free {
+		pos[k] = -1
+		if f {
+			pos[k] = len(idx)
+			idx = append(idx, k)
+		}
+	}
+	bound := func(k int) float64 {
+		if k%m == ys[k/m] {
+			return C
+		}
+		return 0
+	}
+	nf := len(idx)
+	H, rhs := svmKKT(kt, ys, m, idx)
+	// Right-hand side: δ(c = y_i) − Σ over bound components of K̃_ij α_j[c];
+	// the constraint rows: −Σ of the bound components of row i.
+	for r, k := range idx {
+		i, c := k/m, k%m
+		var s float64
+		for j := 0; j < ns; j++ {
+			kj := j*m + c
+			if !free[kj] {
+				s += kt[i*ns+j] * bound(kj)
+			}
+		}
+		if c == ys[i] {
+			rhs[r] = 1 - s
+		} else {
+			rhs[r] = -s
+		}
+	}
+	for i := 0; i < ns; i++ {
+		var s float64
+		for c := 0; c < m; c++ {
+			if !free[i*m+c] {
+				s += bound(i*m + c)
+			}
+		}
+		rhs[nf+i] = -s
+	}
+	var sol mat.VecDense
+	if err := sol.SolveVec(H, mat.NewVecDense(len(rhs), rhs)); err != nil {
+		return nil, false
+	}
+	a := make([]float64, ns*m)
+	for k := range a {
+		if free[k] {
+			a[k] = sol.AtVec(pos[k])
+			if a[k] > bound(k)+svmFeasTol*math.Max(1, C) {
+				return nil, false // primal infeasible
+			}
+		} else {
+			a[k] = bound(k)
+		}
+	}
+	// Dual feasibility: at a bound component the gradient of the
+	// objective minus ν_i must be ≥ 0 (it pushes against the bound).
+	for k, f := range free {
+		if f {
+			continue
+		}
+		i, c := k/m, k%m
+		g := -sol.AtVec(nf + i)
+		if c == ys[i] {
+			g++
+		}
+		for j := 0; j < ns; j++ {
+			g -= kt[i*ns+j] * a[j*m+c]
+		}
+		if g < -svmFeasTol*math.Max(1, math.Abs(g)) {
+			return nil, false
+		}
+	}
+	copy(alpha, a)
+	return &svmSolution{alpha: a, free: append([]bool(nil), free...), kt: kt, ns: ns, m: m}, true
+}
+
+// svmKKT returns the symmetric KKT matrix of the dual restricted to the
+// free components idx: [[K̃⊗I on idx, B], [Bᵀ, 0]] with B the indicator of
+// each component's support, and a zero right-hand side of matching size.
+func svmKKT(kt []float64, ys []int, m int, idx []int) (*mat.Dense, []float64) {
+	ns, nf := len(ys), len(idx)
+	H := mat.NewDense(nf+ns, nf+ns, nil)
+	for r, k := range idx {
+		i, c := k/m, k%m
+		for s, l := range idx {
+			if l%m == c {
+				H.Set(r, s, kt[i*ns+l/m])
+			}
+		}
+		H.Set(r, nf+i, 1)
+		H.Set(nf+i, r, 1)
+	}
+	return H, make([]float64, nf+ns)
+}
+
+// projectSimplex replaces v by its Euclidean projection onto
+// {β ≥ 0, Σβ = r}.
+func projectSimplex(v []float64, r float64) {
+	u := append([]float64(nil), v...)
+	sort.Sort(sort.Reverse(sort.Float64Slice(u)))
+	var cum, theta float64
+	for k, x := range u {
+		cum += x
+		t := (cum - r) / float64(k+1)
+		if x-t > 0 {
+			theta = t
+		}
+	}
+	for k, x := range v {
+		v[k] = math.Max(x-theta, 0)
+	}
+}
+
+func (h svmHead) apply(s []float64, ys []int, q []float64, d, m int) ([]float64, headBackward, error) {
+	ns, nq := len(ys), len(q)/d
+	kt := make([]float64, ns*ns)
+	for i := 0; i < ns; i++ {
+		for j := 0; j <= i; j++ {
+			var dot float64
+			for k, v := range s[i*d : (i+1)*d] {
+				dot += v * s[j*d+k]
+			}
+			kt[i*ns+j], kt[j*ns+i] = dot, dot
+		}
+		kt[i*ns+i] += h.eps
+	}
+	for _, v := range kt {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, nil, fmt.Errorf("eval: metaoptnet: support Gram matrix holds %v", v)
+		}
+	}
+	sol, err := solveSVM(kt, ys, m, h.c)
+	if err != nil {
+		return nil, nil, err
+	}
+	// W = Sᵀα (d×m), z = e^ρ·qW.
+	w := make([]float64, d*m)
+	for i := 0; i < ns; i++ {
+		for c := 0; c < m; c++ {
+			a := sol.alpha[i*m+c]
+			if a == 0 {
+				continue
+			}
+			for k, v := range s[i*d : (i+1)*d] {
+				w[k*m+c] += a * v
+			}
+		}
+	}
+	scale := math.Exp(h.rho)
+	z := make([]float64, nq*m)
+	for j := 0; j < nq; j++ {
+		for k, v := range q[j*d : (j+1)*d] {
+			for c := 0; c < m; c++ {
+				z[j*m+c] += v * w[k*m+c]
+			}
+		}
+	}
+	for i := range z {
+		z[i] *= scale
+	}
+	back := func(dz []float64) ([]float64, []float64, float64, error) {
+		var drho float64
+		for i, g := range dz {
+			drho += g * z[i]
+		}
+		// dW = e^ρ qᵀdz (d×m); dq = e^ρ dz Wᵀ.
+		dw := make([]float64, d*m)
+		dq := make([]float64, nq*d)
+		for j := 0; j < nq; j++ {
+			gz := dz[j*m : (j+1)*m]
+			qj, dqj := q[j*d:(j+1)*d], dq[j*d:(j+1)*d]
+			for k := 0; k < d; k++ {
+				var t float64
+				for c, g := range gz {
+					dw[k*m+c] += scale * g * qj[k]
+					t += g * w[k*m+c]
+				}
+				dqj[k] = scale * t
+			}
+		}
+		// W = Sᵀα: dS += α dWᵀ, dα = S dW.
+		ds := make([]float64, ns*d)
+		dalpha := make([]float64, ns*m)
+		for i := 0; i < ns; i++ {
+			si, dsi := s[i*d:(i+1)*d], ds[i*d:(i+1)*d]
+			ai := sol.alpha[i*m : (i+1)*m]
+			for k := 0; k < d; k++ {
+				for c := 0; c < m; c++ {
+					dsi[k] += ai[c] * dw[k*m+c]
+					dalpha[i*m+c] += si[k] * dw[k*m+c]
+				}
+			}
+		}
+		// Implicit differentiation: solve H[u; v] = [dα_free; 0]; then
+		// ∂L/∂K = −U αᵀ, and K = SSᵀ gives dS += (G + Gᵀ)S.
+		var idx []int
+		for k, f := range sol.free {
+			if f {
+				idx = append(idx, k)
+			}
+		}
+		H, rhs := svmKKT(sol.kt, ys, m, idx)
+		for r, k := range idx {
+			rhs[r] = dalpha[k]
+		}
+		var uv mat.VecDense
+		if err := uv.SolveVec(H, mat.NewVecDense(len(rhs), rhs)); err != nil {
+			return nil, nil, 0, fmt.Errorf("eval: metaoptnet backward: %w", err)
+		}
+		u := make([]float64, ns*m)
+		for r, k := range idx {
+			u[k] = uv.AtVec(r)
+		}
+		gk := make([]float64, ns*ns)
+		for i := 0; i < ns; i++ {
+			for j := 0; j < ns; j++ {
+				var t float64
+				for c := 0; c < m; c++ {
+					t -= u[i*m+c] * sol.alpha[j*m+c]
+				}
+				gk[i*ns+j] = t
+			}
+		}
+		for i := 0; i < ns; i++ {
+			dsi := ds[i*d : (i+1)*d]
+			for j := 0; j < ns; j++ {
+				g := gk[i*ns+j] + gk[j*ns+i]
+				if g == 0 {
+					continue
+				}
+				for k, v := range s[j*d : (j+1)*d] {
+					dsi[k] += g * v
+				}
+			}
+		}
+		return ds, dq, drho, nil
+	}
+	return z, back, nil
+}
