@@ -42,8 +42,6 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
@@ -67,7 +65,10 @@ type state struct {
 	off     []int
 	ninv    []float64
 	ct      []float64 // ct[q*n+i] = c(i, order[q]) (read-only, shared)
-	gam     []float64 // γ in the same layout
+	cp      []int     // sparse γ by column position: entries cp[q] … cp[q+1]−1
+	ri      []int32   // row index i of each entry
+	gv      []float64 // γ(i, j) of each entry (exact zeros are not stored)
+	cv      []float64 // c(i, j) of each entry
 	lam     []float64
 	alpha   []float64 // M×n
 	g       []float64 // by position
@@ -106,7 +107,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	if st == nil {
 		st = &state{n: n, M: M, labels: s.in.labels, order: s.order, off: s.off, ninv: s.ninv,
 			ct: s.ct, feat: s.in.feat, dim: s.in.dim, metric: s.in.metric}
-		st.gam = make([]float64, n*n)
+		st.cp = make([]int, n+1)
 		st.p = make([]float64, M*n)
 		st.pc = make([]float64, M*n)
 		st.qc = make([]float64, n)
@@ -126,6 +127,8 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	st.alpha = append(st.alpha[:0], s.alpha...)
 	st.g = append(st.g[:0], s.g...)
 	st.L = 0
+	st.ri, st.gv, st.cv = st.ri[:0], st.gv[:0], st.cv[:0]
+	st.cp[0] = 0
 	for m := 0; m < M; m++ {
 		um := s.u[m*n : (m+1)*n]
 		pm := st.p[m*n : (m+1)*n]
@@ -134,12 +137,19 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			kr := s.K[q*n : (q+1)*n]
 			cr := s.ct[q*n : (q+1)*n]
-			gr := st.gam[q*n : (q+1)*n]
 			vq := s.v[q]
 			var cs, qc float64
 			for i, k := range kr {
+				if k == 0 {
+					continue
+				}
 				x := k * um[i] * vq
-				gr[i] = x
+				if x == 0 {
+					continue
+				}
+				st.ri = append(st.ri, int32(i))
+				st.gv = append(st.gv, x)
+				st.cv = append(st.cv, cr[i])
 				cs += x
 				xc := x * cr[i]
 				qc += xc
@@ -147,6 +157,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 				pm[i] += x
 				pcm[i] += xc
 			}
+			st.cp[q+1] = len(st.gv)
 			st.colsum[q] = cs
 			st.qc[q] = qc
 			S += qc
@@ -217,9 +228,8 @@ func (r *Result) ObjectiveGrad() ([]float64, error) {
 		}
 		for q := st.off[m]; q < st.off[m+1]; q++ {
 			j := st.order[q]
-			gr := st.gam[q*n : (q+1)*n]
-			for i, x := range gr {
-				out[i*n+j] = l * x
+			for k := st.cp[q]; k < st.cp[q+1]; k++ {
+				out[int(st.ri[k])*n+j] = l * st.gv[k]
 			}
 		}
 	}
@@ -259,7 +269,7 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 	for m := 0; m < M; m++ {
 		btm := bt[m*n : (m+1)*n]
 		for q := st.off[m]; q < st.off[m+1]; q++ {
-			rhs[q] = dot(st.gam[q*n:(q+1)*n], btm)
+			rhs[q] = st.colDot(q, btm)
 		}
 		if b := st.bi[m]; b >= 0 {
 			rhs[b] = -dot(st.pc[m*n:(m+1)*n], btm)
@@ -300,12 +310,11 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 		am := w.a[m*n : (m+1)*n]
 		for q := st.off[m]; q < st.off[m+1]; q++ {
 			j := st.order[q]
-			gr := st.gam[q*n : (q+1)*n]
-			cr := st.ct[q*n : (q+1)*n]
 			wg := x[q]
-			for i, gam := range gr {
-				res := gm[i] - wg + wl*cr[i] + am[i]
-				out[i*n+j] = gam * (wl - le*res)
+			for k := st.cp[q]; k < st.cp[q+1]; k++ {
+				i := int(st.ri[k])
+				res := gm[i] - wg + wl*st.cv[k] + am[i]
+				out[i*n+j] = st.gv[k] * (wl - le*res)
 			}
 		}
 	}
@@ -326,17 +335,36 @@ func (st *state) newWork() *work {
 // rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
 func (st *state) rowProducts(x, rg []float64) {
 	n := st.n
+	for k := range rg {
+		rg[k] = 0
+	}
 	for m := 0; m < st.M; m++ {
-		a, b := st.off[m], st.off[m+1]
-		blas64.Gemv(blas.Trans, 1, st.block(m), blas64.Vector{N: b - a, Data: x[a:b], Inc: 1},
-			0, blas64.Vector{N: n, Data: rg[m*n : (m+1)*n], Inc: 1})
+		rm := rg[m*n : (m+1)*n]
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			xq := x[q]
+			if xq == 0 {
+				continue
+			}
+			ri := st.ri[st.cp[q]:st.cp[q+1]]
+			gv := st.gv[st.cp[q]:st.cp[q+1]]
+			gv = gv[:len(ri)]
+			for k, i := range ri {
+				rm[i] += gv[k] * xq
+			}
+		}
 	}
 }
 
-// block is γ of class m as an n_m × n row-major matrix.
-func (st *state) block(m int) blas64.General {
-	a, b := st.off[m], st.off[m+1]
-	return blas64.General{Rows: b - a, Cols: st.n, Stride: st.n, Data: st.gam[a*st.n : b*st.n]}
+// colDot returns Σ_i γ(i, j_q) a(i) for column position q (a of length n).
+func (st *state) colDot(q int, a []float64) float64 {
+	ri := st.ri[st.cp[q]:st.cp[q+1]]
+	gv := st.gv[st.cp[q]:st.cp[q+1]]
+	gv = gv[:len(ri)]
+	var s float64
+	for k, i := range ri {
+		s += gv[k] * a[i]
+	}
+	return s
 }
 
 // project writes the row-elimination correction a for row sums s (both M×n):
@@ -390,9 +418,9 @@ func (st *state) apply(x, out []float64, w *work) {
 		}
 		am := w.a[m*n : (m+1)*n]
 		a0, a1 := st.off[m], st.off[m+1]
-		og := out[a0:a1]
-		blas64.Gemv(blas.NoTrans, 1, st.block(m), blas64.Vector{N: n, Data: am, Inc: 1},
-			0, blas64.Vector{N: a1 - a0, Data: og, Inc: 1})
+		for q := a0; q < a1; q++ {
+			out[q] = st.colDot(q, am)
+		}
 		var lsum float64
 		for q := a0; q < a1; q++ {
 			out[q] += x[q]*st.colsum[q] - dl*st.qc[q]
@@ -454,85 +482,91 @@ func (st *state) assemble() (*mat.SymDense, float64) {
 			dinv[i] = 1 / math.Sqrt(D)
 		}
 	}
-	// class blocks: −Y Yᵀ with Y rows u_m(i)·sqrt(act/p) (as columns over i)
-	for m := 0; m < M; m++ {
-		a0, a1 := st.off[m], st.off[m+1]
-		b := st.bi[m]
-		k := a1 - a0
-		rows := k
-		if b >= 0 {
-			rows++
+	// Row lists: for each row i the entries (position, γ) of every class.
+	cnt := make([]int, n+1)
+	for _, i := range st.ri {
+		cnt[i+1]++
+	}
+	for i := 0; i < n; i++ {
+		cnt[i+1] += cnt[i]
+	}
+	rq := make([]int, len(st.ri))
+	rv := make([]float64, len(st.ri))
+	fill := append([]int(nil), cnt[:n]...)
+	for q := 0; q < n; q++ {
+		for k := st.cp[q]; k < st.cp[q+1]; k++ {
+			i := st.ri[k]
+			rq[fill[i]] = q
+			rv[fill[i]] = st.gv[k]
+			fill[i]++
 		}
-		Y := make([]float64, rows*n)
-		sm := sq[m*n : (m+1)*n]
-		for r := 0; r < k; r++ {
-			gr := st.gam[(a0+r)*n : (a0+r+1)*n]
-			yr := Y[r*n : (r+1)*n]
-			for i, g := range gr {
-				yr[i] = g * sm[i]
+	}
+	cls := func(q int) int { return st.labels[st.order[q]] }
+	// For row i: u_m(i) has γ(i, q) on the positions of class m and −pc_m(i)
+	// on λ_m. Subtract Σ_m u u ᵀ/p_m and add w wᵀ/D with w = Σ_m u_m/p_m.
+	type ent struct {
+		idx int
+		v   float64
+	}
+	var w []ent
+	for i := 0; i < n; i++ {
+		w = w[:0]
+		for k := cnt[i]; k < cnt[i+1]; k++ {
+			q := rq[k]
+			mk := cls(q)*n + i
+			if !st.active[mk] {
+				continue
+			}
+			w = append(w, ent{q, rv[k] / st.p[mk]})
+		}
+		for m := 0; m < M; m++ {
+			if b := st.bi[m]; b >= 0 && st.active[m*n+i] {
+				w = append(w, ent{b, -st.pc[m*n+i] / st.p[m*n+i]})
 			}
 		}
-		if b >= 0 {
-			yr := Y[k*n : (k+1)*n]
-			pcm := st.pc[m*n : (m+1)*n]
-			for i := range yr {
-				yr[i] = -pcm[i] * sm[i]
+		// −Σ_m u_m u_mᵀ/p_m: pairs within the same class (u = w·p)
+		for x := range w {
+			mx := st.classOfIdx(w[x].idx)
+			px := st.p[mx*n+i]
+			for y := range w {
+				if st.classOfIdx(w[y].idx) == mx {
+					H[w[x].idx*dim+w[y].idx] -= w[x].v * w[y].v * px
+				}
 			}
 		}
-		C := make([]float64, rows*rows)
-		blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: rows, Cols: n, Stride: n, Data: Y}, 0,
-			blas64.Symmetric{Uplo: blas.Upper, N: rows, Stride: rows, Data: C})
-		idx := func(r int) int {
-			if r < k {
-				return a0 + r
-			}
-			return b
-		}
-		for r := 0; r < rows; r++ {
-			for c := r; c < rows; c++ {
-				v := C[r*rows+c]
-				H[idx(r)*dim+idx(c)] -= v
-				if idx(r) != idx(c) {
-					H[idx(c)*dim+idx(r)] -= v
+		if D := dinv[i]; D > 0 {
+			d2 := D * D
+			for x := range w {
+				for y := range w {
+					H[w[x].idx*dim+w[y].idx] += w[x].v * w[y].v * d2
 				}
 			}
 		}
 	}
-	// + Wt Wtᵀ with Wt[row][i] = u(row, i)·act/p/sqrt(D_i)
-	Wt := make([]float64, dim*n)
-	for m := 0; m < M; m++ {
-		b := st.bi[m]
-		for q := st.off[m]; q < st.off[m+1]; q++ {
-			gr := st.gam[q*n : (q+1)*n]
-			wr := Wt[q*n : (q+1)*n]
-			for i, g := range gr {
-				if k := m*n + i; st.active[k] {
-					wr[i] = g / st.p[k] * dinv[i]
-				}
-			}
-		}
-		if b >= 0 {
-			wr := Wt[b*n : (b+1)*n]
-			for i := range wr {
-				if k := m*n + i; st.active[k] {
-					wr[i] = -st.pc[k] / st.p[k] * dinv[i]
-				}
-			}
-		}
-	}
-	C := make([]float64, dim*dim)
-	blas64.Syrk(blas.NoTrans, 1, blas64.General{Rows: dim, Cols: n, Stride: n, Data: Wt}, 0,
-		blas64.Symmetric{Uplo: blas.Upper, N: dim, Stride: dim, Data: C})
+	_ = sq
 	S := mat.NewSymDense(dim, nil)
 	maxd := 0.0
 	for r := 0; r < dim; r++ {
 		for c := r; c < dim; c++ {
-			v := 0.5*(H[r*dim+c]+H[c*dim+r]) + C[r*dim+c]
+			v := 0.5 * (H[r*dim+c] + H[c*dim+r])
 			S.SetSym(r, c, v)
 		}
 		maxd = math.Max(maxd, S.At(r, r))
 	}
 	return S, maxd
+}
+
+// classOfIdx is the class of a reduced-system index (position or λ).
+func (st *state) classOfIdx(k int) int {
+	if k < st.n {
+		return st.labels[st.order[k]]
+	}
+	for m, b := range st.bi {
+		if b == k {
+			return m
+		}
+	}
+	return -1
 }
 
 func (st *state) solveDense(rhs, x []float64, w *work) error {

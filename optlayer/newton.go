@@ -60,7 +60,12 @@ func (s *solver) evalPhi() float64 {
 			kr := s.K[q*n : (q+1)*n]
 			kr = kr[:len(rm)]
 			for i, a := range kr {
-				e := math.Exp(a - rm[i])
+				d := a - rm[i]
+				if d < -expCut {
+					kr[i] = 0
+					continue
+				}
+				e := math.Exp(d)
 				kr[i] = e
 				sm[i] += e
 			}
@@ -243,7 +248,11 @@ func (s *solver) budgetAt(m int, lam float64) (S, dS float64) {
 		}
 		var z, e1, e2 float64
 		for i, c := range cr {
-			w := math.Exp(buf[i] - mx)
+			d := buf[i] - mx
+			if d < -expCut {
+				continue
+			}
+			w := math.Exp(d)
 			z += w
 			e1 += w * c
 			e2 += w * c * c

@@ -64,6 +64,11 @@ const (
 	epsStart    = 0.5   // first ε of a cold start (dual variables are O(1))
 	epsFactor   = 0.25  // ε-scaling factor
 	stageTol    = 1e-2  // residual at which an intermediate ε stage ends
+	// expCut: kernel entries below e^{−expCut} times the largest entry of
+	// their row (or column) are set to exactly 0 without calling exp. They
+	// are below 4·10⁻¹⁸ in absolute terms, while every column carries
+	// mass ≥ 1/n², so nothing measurable is lost and γ becomes sparse.
+	expCut = 40.0
 )
 
 type solver struct {
@@ -190,7 +195,12 @@ func (s *solver) rebuild(m int) {
 		}
 		var sum float64
 		for i, a := range kr {
-			e := math.Exp(a - mx)
+			d := a - mx
+			if d < -expCut {
+				kr[i] = 0
+				continue
+			}
+			e := math.Exp(d)
 			kr[i] = e
 			sum += e
 		}
