@@ -1,0 +1,412 @@
+package figures
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/drknn/drknn/eval"
+)
+
+// Episode is the data an accuracy sweep needs: embedded training points
+// with their labels and P*, and labelled queries (one export folder).
+type Episode struct {
+	Train       []float64 // n×d
+	TrainLabels []int
+	N, D, M     int
+	P           []float64 // M×n
+	Query       []float64 // nq×d
+	QueryLabels []int
+}
+
+func (e *Episode) check() (nq int, err error) {
+	if e.N < 1 || e.D < 1 || e.M < 2 || len(e.Train) != e.N*e.D {
+		return 0, inputf("episode: %d training values for n = %d, d = %d (M = %d)", len(e.Train), e.N, e.D, e.M)
+	}
+	if e.D == 0 || len(e.Query)%e.D != 0 || len(e.Query) == 0 {
+		return 0, inputf("episode: %d query values, want nq×%d with nq ≥ 1", len(e.Query), e.D)
+	}
+	nq = len(e.Query) / e.D
+	if err := checkLabels("training labels", e.TrainLabels, e.N, e.M); err != nil {
+		return 0, err
+	}
+	if err := checkLabels("query labels", e.QueryLabels, nq, e.M); err != nil {
+		return 0, err
+	}
+	if len(e.P) != e.M*e.N {
+		return 0, inputf("episode: P has %d values, want M×n = %d", len(e.P), e.M*e.N)
+	}
+	if err := finite("training point", e.Train); err != nil {
+		return 0, err
+	}
+	if err := finite("query point", e.Query); err != nil {
+		return 0, err
+	}
+	return nq, nil
+}
+
+// AccuracyVsK returns the query accuracy of the method (Dr.k-NN or vanilla
+// k-NN on the embedding) for each k.
+func AccuracyVsK(e *Episode, method string, ks []int) ([]float64, error) {
+	nq, err := e.check()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(ks))
+	for i, k := range ks {
+		c, err := eval.New(method, eval.Settings{K: k, Workers: 1}, e.P)
+		if err != nil {
+			return nil, err
+		}
+		acc, _, err := eval.Evaluate(c, e.Train, e.N, e.D, e.TrainLabels, e.M, e.Query, nq, e.QueryLabels)
+		if err != nil {
+			return nil, fmt.Errorf("%s, k = %d: %w", method, k, err)
+		}
+		out[i] = acc
+	}
+	return out, nil
+}
+
+// AccuracyVsBandwidth returns the query accuracy of kernel smoothing of P*
+// for each bandwidth h (the kernel's standard deviation, see
+// eval.KernelSmoothing).
+func AccuracyVsBandwidth(e *Episode, hs []float64) ([]float64, error) {
+	nq, err := e.check()
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range hs {
+		if !(h > 0) || math.IsInf(h, 0) {
+			return nil, inputf("bandwidth[%d] = %v, want > 0", i, h)
+		}
+	}
+	ks := &eval.KernelSmoothing{P: e.P, Workers: 1}
+	if err := ks.Fit(e.Train, e.N, e.D, e.TrainLabels, e.M); err != nil {
+		return nil, err
+	}
+	preds, err := ks.PredictBandwidths(e.Query, nq, hs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(hs))
+	for b := range hs {
+		if out[b], err = eval.Accuracy(preds[b], e.QueryLabels); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Curve is one line of a chart.
+type Curve struct {
+	Label string
+	X, Y  []float64
+}
+
+func (c Curve) xys(logX, logY bool) (plotter.XYs, error) {
+	if len(c.X) != len(c.Y) || len(c.X) == 0 {
+		return nil, inputf("curve %q: %d x and %d y values", c.Label, len(c.X), len(c.Y))
+	}
+	out := make(plotter.XYs, 0, len(c.X))
+	for i := range c.X {
+		x, y := c.X[i], c.Y[i]
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+			return nil, inputf("curve %q: point %d = (%v, %v)", c.Label, i, x, y)
+		}
+		if math.IsNaN(y) || (logX && x <= 0) || (logY && y <= 0) {
+			continue // a gap (e.g. a zero gap on a log axis)
+		}
+		out = append(out, plotter.XY{X: x, Y: y})
+	}
+	if len(out) == 0 {
+		return nil, inputf("curve %q: no point can be drawn", c.Label)
+	}
+	return out, nil
+}
+
+// Chart is one panel of line charts.
+type Chart struct {
+	Title, XLabel, YLabel string
+	LogX, LogY            bool
+	Curves                []Curve
+	YMin, YMax            float64 // fixed y range when YMax > YMin
+	LegendBottom          bool    // legend in the lower right corner (default upper right)
+}
+
+// logTicks labels a log axis at 1, 2 and 5 × 10^k, so that a range within
+// one decade still gets labels.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi >= lo) {
+		return nil
+	}
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		base := math.Pow(10, e)
+		for m := 1; m <= 9; m++ {
+			v := float64(m) * base
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || m == 2 || m == 5 {
+				t.Label = strconv.FormatFloat(v, 'g', 3, 64)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	labelled := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			labelled++
+		}
+	}
+	if labelled < 2 {
+		// Less than a factor 2 of range: label the ends.
+		ticks = append(ticks, plot.Tick{Value: lo, Label: strconv.FormatFloat(lo, 'g', 3, 64)},
+			plot.Tick{Value: hi, Label: strconv.FormatFloat(hi, 'g', 3, 64)})
+	}
+	return ticks
+}
+
+func (ch *Chart) plot() (*plot.Plot, error) {
+	if len(ch.Curves) == 0 {
+		return nil, inputf("chart %q has no curves", ch.Title)
+	}
+	p := newPlot(ch.Title, ch.XLabel, ch.YLabel)
+	if ch.LogX {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+	}
+	if ch.LogY {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+	}
+	p.Add(plotter.NewGrid())
+	for i, c := range ch.Curves {
+		xys, err := c.xys(ch.LogX, ch.LogY)
+		if err != nil {
+			return nil, err
+		}
+		l, pts, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		col := ClassColour(i)
+		l.Color, pts.Color = col, col
+		l.Width = vg.Points(1.5)
+		pts.Radius = vg.Points(2.2)
+		if len(xys) > 60 {
+			pts.Radius = 0
+		}
+		p.Add(l, pts)
+		if c.Label != "" {
+			p.Legend.Add(c.Label, l, pts)
+		}
+	}
+	p.Legend.Top = !ch.LegendBottom
+	p.Legend.TextStyle.Font.Size = font.Length(9)
+	if ch.YMax > ch.YMin {
+		p.Y.Min, p.Y.Max = ch.YMin, ch.YMax
+	}
+	return p, nil
+}
+
+// Charts draws the charts side by side as a width×height PNG.
+func Charts(w io.Writer, charts []Chart, width, height int) error {
+	if len(charts) == 0 {
+		return inputf("no charts")
+	}
+	if err := checkSize(width, height); err != nil {
+		return err
+	}
+	row := make([]*plot.Plot, len(charts))
+	for i := range charts {
+		p, err := charts[i].plot()
+		if err != nil {
+			return err
+		}
+		row[i] = p
+	}
+	return renderGrid(w, [][]*plot.Plot{row}, width, height)
+}
+
+// DefaultKs and DefaultBandwidths are the sweeps of Appendix C: k = 1…8
+// and h = 10⁻³…10³ (the paper's bandwidth h is the kernel variance, ours
+// the standard deviation √h; both are listed on the axis as our h).
+var (
+	DefaultKs         = []int{1, 2, 3, 4, 5, 6, 7, 8}
+	DefaultBandwidths = []float64{1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000}
+)
+
+// AccuracySweep draws Appendix C as a width×height PNG: the accuracy of
+// Dr.k-NN (and vanilla k-NN on the same embedding) against k, and of
+// kernel smoothing of P* against the bandwidth h (log axis) with Dr.k-NN at
+// k = kRef as a reference line. Bandwidths are in units of the median
+// distance between training points when relative is set.
+func AccuracySweep(w io.Writer, e *Episode, ks []int, hs []float64, kRef int, relative bool, width, height int) error {
+	if err := checkSize(width, height); err != nil {
+		return err
+	}
+	if len(ks) == 0 || len(hs) == 0 {
+		return inputf("empty k or h sweep")
+	}
+	for _, k := range ks {
+		if k < 1 || k > e.N {
+			return inputf("k = %d outside 1…%d", k, e.N)
+		}
+	}
+	dr, err := AccuracyVsK(e, eval.MethodDrKNN, ks)
+	if err != nil {
+		return err
+	}
+	kn, err := AccuracyVsK(e, eval.MethodEmbeddingKNN, ks)
+	if err != nil {
+		return err
+	}
+	scale := 1.0
+	xlabel := "bandwidth h"
+	if relative {
+		scale = eval.MedianDistance(e.Train, e.N, e.D)
+		xlabel = "bandwidth h / median training distance"
+	}
+	abs := make([]float64, len(hs))
+	for i, h := range hs {
+		abs[i] = h * scale
+	}
+	ksAcc, err := AccuracyVsBandwidth(e, abs)
+	if err != nil {
+		return err
+	}
+	ref, err := AccuracyVsK(e, eval.MethodDrKNN, []int{kRef})
+	if err != nil {
+		return err
+	}
+	kx := make([]float64, len(ks))
+	for i, k := range ks {
+		kx[i] = float64(k)
+	}
+	refY := make([]float64, len(hs))
+	for i := range refY {
+		refY[i] = ref[0]
+	}
+	charts := []Chart{
+		{Title: "Dr.k-NN against k", XLabel: "k", YLabel: "query accuracy", YMin: 0, YMax: 1, LegendBottom: true,
+			Curves: []Curve{{Label: "Dr.k-NN", X: kx, Y: dr}, {Label: "embedding + k-NN", X: kx, Y: kn}}},
+		{Title: "kernel smoothing against h", XLabel: xlabel, YLabel: "query accuracy", LogX: true, YMin: 0, YMax: 1, LegendBottom: true,
+			Curves: []Curve{{Label: "kernel smoothing", X: hs, Y: ksAcc}, {Label: fmt.Sprintf("Dr.k-NN, k = %d", kRef), X: hs, Y: refY}}},
+	}
+	return Charts(w, charts, width, height)
+}
+
+// Step is one line of a repeat's history.json (train.StepStats).
+type Step struct {
+	Step       int     `json:"step"`
+	Risk       float64 `json:"risk"`
+	MeanRelGap float64 `json:"mean_rel_gap"`
+	MaxRelGap  float64 `json:"max_rel_gap"`
+	Iterations int     `json:"iterations"`
+	NotOptimal int     `json:"not_optimal"`
+}
+
+// ReadHistory reads a history.json file: a JSON list of steps with
+// increasing step numbers.
+func ReadHistory(path string) ([]Step, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHistory(b, path)
+}
+
+// ParseHistory parses the contents of a history.json; name is used in
+// errors.
+func ParseHistory(b []byte, name string) ([]Step, error) {
+	var h []Step
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(h) == 0 {
+		return nil, inputf("%s: no steps", name)
+	}
+	for i, s := range h {
+		if s.Step < 1 || (i > 0 && s.Step <= h[i-1].Step) {
+			return nil, inputf("%s: entry %d has step %d (steps must increase from 1)", name, i, s.Step)
+		}
+		for _, v := range []float64{s.Risk, s.MeanRelGap, s.MaxRelGap} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, inputf("%s: step %d has a non-finite value", name, s.Step)
+			}
+		}
+	}
+	return h, nil
+}
+
+// RunHistories reads DIR/repeats/*/history.json of a run folder, in repeat
+// order, returning the repeat names ("01", …) and their histories.
+func RunHistories(dir string) ([]string, [][]Step, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "repeats", "*", "history.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(matches) == 0 {
+		return nil, nil, fmt.Errorf("%s: no repeats/*/history.json", dir)
+	}
+	sort.Strings(matches)
+	var names []string
+	var hs [][]Step
+	for _, m := range matches {
+		h, err := ReadHistory(m)
+		if err != nil {
+			return nil, nil, err
+		}
+		names = append(names, filepath.Base(filepath.Dir(m)))
+		hs = append(hs, h)
+	}
+	return names, hs, nil
+}
+
+// TrainingCurves draws the worst-case risk and the certified relative
+// duality gap (mean over the step's mini-sets, log axis) against the step
+// for each repeat, as a width×height PNG.
+func TrainingCurves(w io.Writer, names []string, hs [][]Step, width, height int) error {
+	if len(hs) == 0 || len(names) != len(hs) {
+		return inputf("%d names for %d histories", len(names), len(hs))
+	}
+	risk := Chart{Title: "training: worst-case risk", XLabel: "step", YLabel: "mean worst-case risk"}
+	gap := Chart{Title: "LFD certified relative gap", XLabel: "step", YLabel: "mean relative gap", LogY: true}
+	for r, h := range hs {
+		if len(h) == 0 {
+			return inputf("repeat %s has no steps", names[r])
+		}
+		var x, y, g []float64
+		for _, s := range h {
+			x = append(x, float64(s.Step))
+			y = append(y, s.Risk)
+			g = append(g, s.MeanRelGap)
+		}
+		label := "repeat " + names[r]
+		if len(hs) > 10 {
+			label = ""
+		}
+		risk.Curves = append(risk.Curves, Curve{Label: label, X: x, Y: y})
+		gap.Curves = append(gap.Curves, Curve{Label: label, X: x, Y: g})
+	}
+	positive := false
+	for _, c := range gap.Curves {
+		for _, v := range c.Y {
+			positive = positive || v > 0
+		}
+	}
+	gap.LogY = positive // all gaps exactly 0: a linear axis
+	return Charts(w, []Chart{risk, gap}, width, height)
+}

@@ -1,0 +1,145 @@
+// Package figures draws the paper's figures as PNG files with gonum/plot:
+// the least-favourable distributions P*_1…P*_M of a 2-D training set with
+// kernel-smoothed shading and the Dr.k-NN decision regions (Figure 3),
+// decision regions of any classifier of package eval on 2-D points
+// (Figure 5), accuracy against k and against the kernel bandwidth h
+// (Appendix C), and training curves read from a run's history.json files.
+//
+// Every function renders to an io.Writer as PNG at the requested size in
+// pixels; Save writes a figure to a file through a temporary name and a
+// rename. Inputs are checked first: wrong lengths, NaN or ±Inf, labels out
+// of range or an impossible size give an error and nothing is drawn.
+package figures
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"math"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/drknn/drknn/internal/atomicfile"
+)
+
+// ErrInput is wrapped by every error about bad input.
+var ErrInput = errors.New("figures: invalid input")
+
+func inputf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInput}, args...)...)
+}
+
+// Limits on the output size in pixels.
+const (
+	MinPixels = 64
+	MaxPixels = 8192
+	dpi       = 96
+)
+
+// Save renders a figure with render and writes it to path atomically: the
+// file appears complete or not at all.
+func Save(path string, render func(w io.Writer) error) error {
+	if err := atomicfile.Write(path, render); err != nil {
+		return fmt.Errorf("figure %s: %w", path, err)
+	}
+	return nil
+}
+
+func checkSize(width, height int) error {
+	if width < MinPixels || height < MinPixels || width > MaxPixels || height > MaxPixels {
+		return inputf("size %d×%d pixels, want each side in %d…%d", width, height, MinPixels, MaxPixels)
+	}
+	return nil
+}
+
+// renderGrid draws plots in a rows×cols grid on a width×height canvas and
+// encodes it as PNG.
+func renderGrid(w io.Writer, plots [][]*plot.Plot, width, height int) error {
+	if err := checkSize(width, height); err != nil {
+		return err
+	}
+	pt := func(px int) vg.Length { return vg.Length(px) * vg.Inch / dpi }
+	c := vgimg.NewWith(vgimg.UseWH(pt(width), pt(height)), vgimg.UseDPI(dpi))
+	dc := draw.New(c)
+	rows, cols := len(plots), len(plots[0])
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6),
+		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	canvases := plot.Align(plots, tiles, dc)
+	for i := range plots {
+		for j, p := range plots[i] {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+	img := c.Image()
+	if b := img.Bounds(); b.Dx() != width || b.Dy() != height {
+		// vgimg rounds the canvas size; crop or pad to the exact request.
+		out := image.NewRGBA(image.Rect(0, 0, width, height))
+		for i := range out.Pix {
+			out.Pix[i] = 255
+		}
+		for y := 0; y < min(height, b.Dy()); y++ {
+			for x := 0; x < min(width, b.Dx()); x++ {
+				out.Set(x, y, img.At(b.Min.X+x, b.Min.Y+y))
+			}
+		}
+		return png.Encode(w, out)
+	}
+	return png.Encode(w, img)
+}
+
+// ClassColour returns the colour of class m (red, blue, green, orange,
+// purple, … as in the paper's Figure 3; it repeats after 10 classes).
+func ClassColour(m int) color.RGBA {
+	pal := []color.RGBA{
+		{214, 39, 40, 255}, {31, 119, 180, 255}, {44, 160, 44, 255}, {255, 127, 14, 255},
+		{148, 103, 189, 255}, {140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255},
+		{188, 189, 34, 255}, {23, 190, 207, 255},
+	}
+	return pal[((m%len(pal))+len(pal))%len(pal)]
+}
+
+// blend mixes white with c: t = 0 gives white, t = 1 gives c.
+func blend(c color.RGBA, t float64) color.RGBA {
+	t = math.Max(0, math.Min(1, t))
+	mix := func(v uint8) uint8 { return uint8(math.Round(255 - t*(255-float64(v)))) }
+	return color.RGBA{mix(c.R), mix(c.G), mix(c.B), 255}
+}
+
+func newPlot(title, xlabel, ylabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = font.Length(11)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	return p
+}
+
+func finite(name string, xs []float64) error {
+	for i, v := range xs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return inputf("%s[%d] = %v is not finite", name, i, v)
+		}
+	}
+	return nil
+}
+
+func checkLabels(name string, y []int, n, m int) error {
+	if len(y) != n {
+		return inputf("%d %s for %d points", len(y), name, n)
+	}
+	for i, v := range y {
+		if v < 0 || v >= m {
+			return inputf("%s[%d] = %d outside 0…%d", name, i, v, m-1)
+		}
+	}
+	return nil
+}
