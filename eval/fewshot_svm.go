@@ -32,10 +32,11 @@ type svmHead struct {
 
 // svmSolution is the dual optimum and its active set.
 type svmSolution struct {
-	alpha []float64 // ns×m
-	free  []bool    // ns×m: α_i[c] strictly below its bound
-	kt    []float64 // ns×ns: SSᵀ + εI
-	ns, m int
+	alpha  []float64 // ns×m
+	free   []bool    // ns×m: α_i[c] strictly below its bound
+	kt     []float64 // ns×ns: SSᵀ + εI
+	ns, m  int
+	sweeps int // block-ascent sweeps taken
 }
 
 const (
@@ -104,6 +105,7 @@ func solveSVM(kt []float64, ys []int, m int, C float64) (*svmSolution, error) {
 				free[k] = alpha[k] < bound-1e-9*math.Max(1, C)
 			}
 			if sol, ok := polishSVM(kt, ys, m, C, alpha, free); ok {
+				sol.sweeps = sweep
 				return sol, nil
 			}
 		}

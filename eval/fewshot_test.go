@@ -686,3 +686,34 @@ func TestProjectSimplex(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFewShotFit is one fit of each method with the paper's body (32
+// channels, d = 400, float32) and 50 Adam steps on a 2-way 5-shot episode
+// of 28×28 synthetic images — the size of an MNIST episode — followed by
+// classifying 1,000 queries. Run with -benchtime=1x.
+func BenchmarkFewShotFit(b *testing.B) {
+	ds, err := datasets.SyntheticImages(datasets.SyntheticSettings{Classes: 2, PerClass: 600, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ep, err := datasets.NewEpisode(ds, datasets.EpisodeSettings{Ways: 2, Shots: 5, Queries: 1000, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr, qs := ep.Train(ds), ep.Query(ds)
+	for _, method := range FewShotMethods() {
+		b.Run(method, func(b *testing.B) {
+			s := DefaultFewShotSettings()
+			s.Steps = 50
+			for i := 0; i < b.N; i++ {
+				f, err := TrainFewShot(method, s, ds.Shape, tr.X, ep.TrainLabels, 2)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := f.Predict(qs.X, len(ep.QueryLabels)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
