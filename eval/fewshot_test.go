@@ -302,7 +302,8 @@ func smallSettings(steps int) FewShotSettings {
 // TestFewShotLearnsSynthetic trains each method on a 2-way 5-shot episode
 // of the synthetic images: training lowers the loss on the first step's
 // pseudo-episodes well below its untrained value, and the trained method
-// classifies unseen queries far better than chance.
+// classifies unseen queries far better than chance and better than its
+// untrained body.
 func TestFewShotLearnsSynthetic(t *testing.T) {
 	x, y, q, yq, shape := syntheticEpisode(t, 5, 200, 2)
 	for _, method := range FewShotMethods() {
@@ -349,6 +350,9 @@ func TestFewShotLearnsSynthetic(t *testing.T) {
 			}
 			if acc < 0.8 {
 				t.Errorf("trained accuracy %v on a 2-way synthetic task, want ≥ 0.8", acc)
+			}
+			if acc <= acc0 {
+				t.Errorf("training did not improve accuracy: untrained %v, trained %v", acc0, acc)
 			}
 		})
 	}
@@ -688,7 +692,7 @@ func TestProjectSimplex(t *testing.T) {
 }
 
 // BenchmarkFewShotFit is one fit of each method with the paper's body (32
-// channels, d = 400, float32) and 50 Adam steps on a 2-way 5-shot episode
+// channels, d = 400, float32 and float64) and 50 Adam steps on a 2-way 5-shot episode
 // of 28×28 synthetic images — the size of an MNIST episode — followed by
 // classifying 1,000 queries. Run with -benchtime=1x.
 func BenchmarkFewShotFit(b *testing.B) {
@@ -702,18 +706,21 @@ func BenchmarkFewShotFit(b *testing.B) {
 	}
 	tr, qs := ep.Train(ds), ep.Query(ds)
 	for _, method := range FewShotMethods() {
-		b.Run(method, func(b *testing.B) {
-			s := DefaultFewShotSettings()
-			s.Steps = 50
-			for i := 0; i < b.N; i++ {
-				f, err := TrainFewShot(method, s, ds.Shape, tr.X, ep.TrainLabels, 2)
-				if err != nil {
-					b.Fatal(err)
+		for _, dt := range []model.DType{model.Float32, model.Float64} {
+			b.Run(method+"/"+string(dt), func(b *testing.B) {
+				s := DefaultFewShotSettings()
+				s.Model.DType = dt
+				s.Steps = 50
+				for i := 0; i < b.N; i++ {
+					f, err := TrainFewShot(method, s, ds.Shape, tr.X, ep.TrainLabels, 2)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := f.Predict(qs.X, len(ep.QueryLabels)); err != nil {
+						b.Fatal(err)
+					}
 				}
-				if _, err := f.Predict(qs.X, len(ep.QueryLabels)); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+			})
+		}
 	}
 }
