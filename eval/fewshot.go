@@ -134,7 +134,8 @@ func (s FewShotSettings) validate() error {
 }
 
 // FewShot is a few-shot network baseline: a body from package model and a
-// few-shot head (prototypes, matching attention or ridge regression).
+// few-shot head (prototypes, matching attention, or MetaOptNet's SVM or
+// ridge-regression base learner).
 //
 // Fit trains a freshly initialised body on pseudo-episodes drawn from the
 // training samples alone (there is no meta-training set in the paper's
