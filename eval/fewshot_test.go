@@ -387,6 +387,19 @@ func TestFewShotDeterministic(t *testing.T) {
 				t.Fatalf("%s: vote %d differs between runs: %v vs %v", method, i, va[i], vb[i])
 			}
 		}
+		// Refitting the same baseline gives the same votes.
+		if err := a.Fit(x, shape, y, 2); err != nil {
+			t.Fatal(err)
+		}
+		vr, err := a.Votes(q, len(yq))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range va {
+			if va[i] != vr[i] {
+				t.Fatalf("%s: vote %d differs after a refit: %v vs %v", method, i, va[i], vr[i])
+			}
+		}
 		for j := 0; j < len(yq); j++ {
 			if s := va[2*j] + va[2*j+1]; math.Abs(s-1) > 1e-12 {
 				t.Fatalf("%s: votes of query %d sum to %v", method, j, s)
