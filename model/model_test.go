@@ -621,3 +621,76 @@ func testAdamVec[T Float](t *testing.T) {
 		t.Log("AVX not available: vector path not exercised")
 	}
 }
+
+// TestSharedApply: two Apply calls on one Graph share the weights, so the
+// gradient of L1(emb(x1)) + L2(emb(x2)) is the sum of the separate
+// gradients; and each embedding equals the reference.
+func TestSharedApply(t *testing.T) {
+	cfg := Config{Kind: CNN, InShape: []int{1, 7, 7}, Channels: 3, Dim: 4, DType: Float64}
+	net, err := New(cfg, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(4))
+	x1, x2 := randInput(rng, 3*49), randInput(rng, 5*49)
+	c1, c2 := make([]float64, 3*4), make([]float64, 5*4)
+	for i := range c1 {
+		c1[i] = rng.NormFloat64()
+	}
+	for i := range c2 {
+		c2[i] = rng.NormFloat64()
+	}
+	_, g1 := lossGrads(t, net, x1, 3, c1)
+	_, g2 := lossGrads(t, net, x2, 5, c2)
+
+	g := G.NewGraph()
+	gr, err := net.NewGraph(g, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	term := func(x []float64, n int, c []float64, name string) (*G.Node, *G.Node) {
+		xn := G.NewTensor(g, tensor.Float64, 4, G.WithShape(n, 1, 7, 7), G.WithName(name), G.WithValue(tensorOf(net, x, []int{n, 1, 7, 7})))
+		emb, err := gr.Apply(xn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn := G.NewMatrix(g, tensor.Float64, G.WithShape(n, 4), G.WithName("c"+name), G.WithValue(tensorOf(net, c, []int{n, 4})))
+		lin := G.Must(G.Sum(G.Must(G.HadamardProd(cn, emb))))
+		sq := G.Must(G.Mul(G.NewConstant(0.5), G.Must(G.Sum(G.Must(G.Square(emb))))))
+		return G.Must(G.Add(lin, sq)), emb
+	}
+	l1, e1 := term(x1, 3, c1, "x1")
+	l2, e2 := term(x2, 5, c2, "x2")
+	cost := G.Must(G.Add(l1, l2))
+	if _, err := G.Grad(cost, gr.Learnables...); err != nil {
+		t.Fatal(err)
+	}
+	var v1, v2 G.Value
+	G.Read(e1, &v1)
+	G.Read(e2, &v2)
+	vm := G.NewTapeMachine(g, G.BindDualValues(gr.Learnables...))
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	if e := maxRelErr(toF64(v1.Data()), refForward(net, x1, 3)); e > 1e-12 {
+		t.Errorf("first embedding: rel error %g", e)
+	}
+	if e := maxRelErr(toF64(v2.Data()), refForward(net, x2, 5)); e > 1e-12 {
+		t.Errorf("second embedding: rel error %g", e)
+	}
+	for i, l := range gr.Learnables {
+		gv, err := l.Grad()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := toF64(gv.Data())
+		want := make([]float64, len(got))
+		for j := range want {
+			want[j] = g1[i][j] + g2[i][j]
+		}
+		if e := maxRelErr(got, want); e > 1e-12 {
+			t.Errorf("%s: shared gradient rel error %g vs sum of separate gradients", l.Name(), e)
+		}
+	}
+}
