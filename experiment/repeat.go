@@ -30,6 +30,9 @@ func implemented(cfg train.Config) []string {
 	for _, m := range eval.Methods() {
 		avail[m] = true
 	}
+	for _, m := range eval.FewShotMethods() {
+		avail[m] = true
+	}
 	want := cfg.Eval.Methods
 	if len(want) == 0 {
 		want = train.Methods()
@@ -182,6 +185,14 @@ func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *
 	rawTrain, rawQuery := toF64(trainSet.X), toF64(querySet.X)
 	raw := d.SampleSize()
 	for _, m := range implemented(cfg) {
+		if isFewShot(m) {
+			acc, err := fewShotAccuracy(cfg, m, d.Shape, trainSet.X, ep.TrainLabels, querySet.X, ep.QueryLabels, seed)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", m, err)
+			}
+			out.acc[m] = acc
+			continue
+		}
 		c, err := eval.New(m, es, lfd.P)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
@@ -275,4 +286,33 @@ func export(dir string, cfg train.Config, net *model.Net, et []float64, yt []int
 	}
 	m.LFD.Objective, m.LFD.LowerBound, m.LFD.RelGap = lfd.Objective, lfd.LowerBound, lfd.RelGap
 	return writeJSON(filepath.Join(dir, "manifest.json"), m)
+}
+
+func isFewShot(m string) bool {
+	for _, f := range eval.FewShotMethods() {
+		if f == m {
+			return true
+		}
+	}
+	return false
+}
+
+// fewShotAccuracy trains a network baseline with the same body, the same
+// M·K samples and the same seed as Dr.k-NN and classifies the same queries.
+func fewShotAccuracy(cfg train.Config, method string, shape []int, x []float32, y []int, q []float32, yq []int, seed int64) (float64, error) {
+	steps := cfg.Eval.FewShotSteps
+	if steps == 0 {
+		steps = cfg.Train.Steps
+	}
+	s := eval.DefaultFewShotSettings()
+	s.Model, s.Steps, s.LR, s.Seed, s.Workers = ModelConfig(cfg, shape), steps, cfg.Train.LR, seed, 1
+	f, err := eval.TrainFewShot(method, s, shape, x, y, cfg.Ways)
+	if err != nil {
+		return 0, err
+	}
+	pred, err := f.Predict(q, len(yq))
+	if err != nil {
+		return 0, err
+	}
+	return eval.Accuracy(pred, yq)
 }

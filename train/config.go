@@ -73,6 +73,9 @@ type EvalConfig struct {
 	Tau       float64  `yaml:"tau"`       // truncation threshold for drknn_truncated (paper: 0.9)
 	Bandwidth float64  `yaml:"bandwidth"` // kernel smoothing h (0 = median heuristic)
 	Methods   []string `yaml:"methods"`   // result keys to compute; empty = all available
+	// FewShotSteps are the Adam steps of the network baselines (matching_net,
+	// proto_net, metaoptnet, metaoptnet_rr); 0 = train.steps.
+	FewShotSteps int `yaml:"fewshot_steps"`
 }
 
 // Default returns the defaults every config file starts from.
@@ -390,6 +393,9 @@ func (c *Config) Validate() error {
 	if !(e.Bandwidth >= 0) || math.IsInf(e.Bandwidth, 0) {
 		return bad("eval.bandwidth", e.Bandwidth, "must be ≥ 0 (0 = median heuristic)")
 	}
+	if e.FewShotSteps < 0 {
+		return bad("eval.fewshot_steps", e.FewShotSteps, "must be ≥ 0 (0 = train.steps)")
+	}
 	for _, m := range e.Methods {
 		if !KnownMethod(m) {
 			return bad("eval.methods", m, "unknown method; known: "+strings.Join(Methods(), ", "))
@@ -401,7 +407,7 @@ func (c *Config) Validate() error {
 // Methods returns the result keys, in table order.
 func Methods() []string {
 	return []string{"drknn", "drknn_truncated", "kernel_smoothing", "embedding_knn",
-		"pca_knn", "svd_knn", "nca_knn", "matching_net", "proto_net", "metaoptnet"}
+		"pca_knn", "svd_knn", "nca_knn", "matching_net", "proto_net", "metaoptnet", "metaoptnet_rr"}
 }
 
 // KnownMethod reports whether m is a method name.
