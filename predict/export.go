@@ -267,3 +267,32 @@ func (e *Export) Embed(x []float32, n int) ([]float64, error) {
 	}
 	return net.Embed(x, n)
 }
+
+// Queries reads the export's query embeddings (nq×D) and their labels, the
+// episode's held-out samples as drknn-train embedded them.
+func (e *Export) Queries() (q []float64, nq int, labels []int, err error) {
+	qpath := e.file("query_embeddings", "query_embeddings.npy")
+	q, nq, d, err := npy.ReadMatrix(qpath, true)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("export: %w", err)
+	}
+	if d != e.D {
+		return nil, 0, nil, fmt.Errorf("export: %s has width %d, the training embeddings %d", qpath, d, e.D)
+	}
+	lpath := e.file("query_labels", "query_labels.npy")
+	raw, err := npy.ReadInt64(lpath)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("export: %w", err)
+	}
+	if len(raw) != nq {
+		return nil, 0, nil, fmt.Errorf("export: %s has %d labels for %d query embeddings", lpath, len(raw), nq)
+	}
+	labels = make([]int, nq)
+	for i, v := range raw {
+		if v < 0 || v >= int64(e.M) {
+			return nil, 0, nil, fmt.Errorf("export: %s: label[%d] = %d outside 0…%d", lpath, i, v, e.M-1)
+		}
+		labels[i] = int(v)
+	}
+	return q, nq, labels, nil
+}

@@ -91,6 +91,11 @@ func makeExport(t testing.TB, cfg model.Config, dataset string, n, m, nq int) *f
 	must(t, npy.WriteInt64(filepath.Join(dir, "train_labels.npy"), y64))
 	must(t, npy.WriteFloat64(filepath.Join(dir, "lfd_weights.npy"), f.P, m, n))
 	must(t, npy.WriteFloat64(filepath.Join(dir, "query_embeddings.npy"), f.Query, nq, f.D))
+	yq := make([]int64, nq)
+	for i := range yq {
+		yq[i] = int64(i % m)
+	}
+	must(t, npy.WriteInt64(filepath.Join(dir, "query_labels.npy"), yq))
 	must(t, net.Save(filepath.Join(dir, "model.bin")))
 	f.Manifest = map[string]any{
 		"format": 1,
@@ -161,6 +166,25 @@ func TestClassifyMatchesEval(t *testing.T) {
 				t.Fatalf("every query predicted as one class: the fixture is too easy to be a test")
 			}
 		}
+	}
+}
+
+func TestQueries(t *testing.T) {
+	f := makeExport(t, cnnConfig, "mnist", 6, 3, 7)
+	e, err := Load(f.Dir)
+	must(t, err)
+	q, nq, y, err := e.Queries()
+	must(t, err)
+	if nq != 7 || len(q) != 7*f.D || y[4] != 1 || q[5] != f.Query[5] {
+		t.Fatalf("nq=%d y=%v", nq, y)
+	}
+	must(t, npy.WriteInt64(filepath.Join(f.Dir, "query_labels.npy"), []int64{0, 1}))
+	if _, _, _, err := e.Queries(); err == nil {
+		t.Fatal("2 labels for 7 queries accepted")
+	}
+	must(t, npy.WriteInt64(filepath.Join(f.Dir, "query_labels.npy"), []int64{0, 1, 2, 3, 0, 1, 2}))
+	if _, _, _, err := e.Queries(); err == nil {
+		t.Fatal("label 3 of M = 3 accepted")
 	}
 }
 
