@@ -18,3 +18,16 @@ var useAVX512 = kern.Available && kern.Available512
 
 // useAdamAsm routes Adam's update to the AVX loop when the CPU has AVX.
 var useAdamAsm = kern.AdamAvailable
+
+// Kernels names the code doing the network's matrix products: "avx512" or
+// "avx2" (this package's assembly kernels), "gonum" (pure Go, CPUs without
+// AVX2/FMA) or "openblas" (the openblas build).
+func Kernels() string {
+	switch {
+	case useFastGemm && useAVX512:
+		return "avx512"
+	case useFastGemm:
+		return "avx2"
+	}
+	return "gonum"
+}

@@ -34,3 +34,6 @@ const useAVX512 = false
 
 // useAdamAsm routes Adam's update to the AVX loop when the CPU has AVX.
 var useAdamAsm = kern.AdamAvailable
+
+// Kernels names the code doing the network's matrix products: "openblas".
+func Kernels() string { return "openblas" }
