@@ -143,15 +143,25 @@ type Chart struct {
 	LegendBottom          bool    // legend in the lower right corner (default upper right)
 }
 
-// logTicks labels a log axis at 1, 2 and 5 × 10^k, so that a range within
-// one decade still gets labels.
+// logTicks labels a log axis at 1, 2 and 5 × 10^k over at most two
+// decades and at the powers of ten beyond; a range of less than a factor
+// of about 2.5 gets gonum's linear ticks.
 type logTicks struct{}
+
+func tickLabel(v float64) string {
+	if a := math.Abs(v); a >= 1e-4 && a < 1e5 {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(lo > 0) || !(hi >= lo) {
 		return nil
 	}
+	few := math.Log10(hi/lo) <= 2
 	var ticks []plot.Tick
+	labelled := 0
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
 		base := math.Pow(10, e)
 		for m := 1; m <= 9; m++ {
@@ -160,22 +170,20 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				continue
 			}
 			t := plot.Tick{Value: v}
-			if m == 1 || m == 2 || m == 5 {
-				t.Label = strconv.FormatFloat(v, 'g', 3, 64)
+			if m == 1 || (few && (m == 2 || m == 5)) {
+				t.Label = tickLabel(v)
+				labelled++
 			}
 			ticks = append(ticks, t)
 		}
 	}
-	labelled := 0
-	for _, t := range ticks {
-		if t.Label != "" {
-			labelled++
-		}
-	}
 	if labelled < 2 {
-		// Less than a factor 2 of range: label the ends.
-		ticks = append(ticks, plot.Tick{Value: lo, Label: strconv.FormatFloat(lo, 'g', 3, 64)},
-			plot.Tick{Value: hi, Label: strconv.FormatFloat(hi, 'g', 3, 64)})
+		ticks = plot.DefaultTicks{}.Ticks(lo, hi)
+		for i := range ticks {
+			if ticks[i].Label != "" {
+				ticks[i].Label = tickLabel(ticks[i].Value)
+			}
+		}
 	}
 	return ticks
 }
@@ -213,12 +221,26 @@ func (ch *Chart) plot() (*plot.Plot, error) {
 			p.Legend.Add(c.Label, l, pts)
 		}
 	}
+	if ch.LogX {
+		fixLogRange(&p.X, p.X.Min, p.X.Max)
+	}
+	if ch.LogY && !(ch.YMax > ch.YMin) {
+		fixLogRange(&p.Y, p.Y.Min, p.Y.Max)
+	}
 	p.Legend.Top = !ch.LegendBottom
 	p.Legend.TextStyle.Font.Size = font.Length(9)
 	if ch.YMax > ch.YMin {
 		p.Y.Min, p.Y.Max = ch.YMin, ch.YMax
 	}
 	return p, nil
+}
+
+// fixLogRange widens a log axis whose data span a single value (gonum
+// would widen it by ±1, below zero) to a factor of 2 either side.
+func fixLogRange(a *plot.Axis, lo, hi float64) {
+	if lo == hi && lo > 0 {
+		a.Min, a.Max = lo/2, hi*2
+	}
 }
 
 // Charts draws the charts side by side as a width×height PNG.

@@ -61,10 +61,17 @@ func checkSize(width, height int) error {
 
 // renderGrid draws plots in a rows×cols grid on a width×height canvas and
 // encodes it as PNG.
-func renderGrid(w io.Writer, plots [][]*plot.Plot, width, height int) error {
+func renderGrid(w io.Writer, plots [][]*plot.Plot, width, height int) (err error) {
 	if err := checkSize(width, height); err != nil {
 		return err
 	}
+	defer func() {
+		// gonum/plot panics on some degenerate inputs (e.g. a non-positive
+		// value on a log axis); report those as errors.
+		if r := recover(); r != nil {
+			err = inputf("drawing failed: %v", r)
+		}
+	}()
 	pt := func(px int) vg.Length { return vg.Length(px) * vg.Inch / dpi }
 	c := vgimg.NewWith(vgimg.UseWH(pt(width), pt(height)), vgimg.UseDPI(dpi))
 	dc := draw.New(c)
@@ -72,6 +79,20 @@ func renderGrid(w io.Writer, plots [][]*plot.Plot, width, height int) error {
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6),
 		PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
 	canvases := plot.Align(plots, tiles, dc)
+	for i := range plots {
+		for j, p := range plots[i] {
+			if p == nil {
+				continue
+			}
+			// Too small a panel leaves no room for the data once the
+			// axes and labels are placed (gonum would then loop or draw
+			// nothing): refuse it.
+			sz := p.DataCanvas(canvases[i][j]).Size()
+			if !(sz.X > 10) || !(sz.Y > 10) || math.IsInf(float64(sz.X), 0) || math.IsInf(float64(sz.Y), 0) {
+				return inputf("%d×%d pixels leave no room for the data of %d×%d panels", width, height, rows, cols)
+			}
+		}
+	}
 	for i := range plots {
 		for j, p := range plots[i] {
 			if p != nil {

@@ -400,3 +400,28 @@ func TestSaveIsAtomic(t *testing.T) {
 		t.Fatalf("%d files in the folder, want 1", len(ents))
 	}
 }
+
+func FuzzParseHistory(f *testing.F) {
+	f.Add([]byte(`[{"step":1,"risk":0.6,"mean_rel_gap":4e-4,"max_rel_gap":5e-4,"iterations":100,"not_optimal":0}]`))
+	f.Add([]byte(`[{"step":1,"risk":1},{"step":1,"risk":1}]`))
+	f.Add([]byte(`[]`))
+	f.Add([]byte(`{"step":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := ParseHistory(b, "h.json")
+		if err != nil {
+			return
+		}
+		if len(h) == 0 || h[0].Step < 1 {
+			t.Fatalf("accepted %+v", h)
+		}
+		for i := 1; i < len(h); i++ {
+			if h[i].Step <= h[i-1].Step {
+				t.Fatalf("steps not increasing: %+v", h)
+			}
+		}
+		var buf bytes.Buffer
+		if err := TrainingCurves(&buf, []string{"01"}, [][]Step{h}, 600, 300); err != nil {
+			t.Fatalf("valid history does not draw: %v", err)
+		}
+	})
+}
