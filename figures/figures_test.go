@@ -279,6 +279,10 @@ func TestBadInput(t *testing.T) {
 	ok := func() LFDData { c := d; return c }
 	cases := map[string]func(w io.Writer) error{
 		"tiny size": func(w io.Writer) error { return LFDWeights(w, d, 10, 10) },
+		"no room":   func(w io.Writer) error { return LFDWeights(w, d, 64, 64) },
+		"no room for charts": func(w io.Writer) error {
+			return TrainingCurves(w, []string{"01"}, [][]Step{{{Step: 1, Risk: 0.5}}}, 100, 64)
+		},
 		"huge size": func(w io.Writer) error { return LFDWeights(w, d, 100000, 300) },
 		"P too short": func(w io.Writer) error {
 			c := ok()
