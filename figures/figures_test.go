@@ -151,7 +151,7 @@ func TestDecisionRegions(t *testing.T) {
 		qpix[i] = d.Query[2*(i/6)+(i%2)] + 0.1*rng.NormFloat64()
 	}
 	panels := []Panel{{Title: "Dr.k-NN", Train: d.Train, TrainLabels: d.TrainLabels, Query: d.Query, QueryLabels: d.QueryLabels,
-		M: 3, Method: eval.MethodDrKNN, Settings: eval.Settings{K: 5}, P: d.P}}
+		M: 3, Method: eval.MethodDrKNN, Settings: eval.Settings{K: 5}, P: d.P, ClassNames: []string{"four", "six", "nine"}}}
 	for _, m := range []string{eval.MethodPCAKNN, eval.MethodSVDKNN, eval.MethodNCAKNN} {
 		tr, q, err := Project2D(m, pixels, n, 6, d.TrainLabels, 3, qpix, qn, 1)
 		if err != nil {
@@ -329,6 +329,10 @@ func TestBadInput(t *testing.T) {
 			return LFDWeights(w, c, 400, 200)
 		},
 		"no panels": func(w io.Writer) error { return DecisionRegions(w, nil, 400, 200) },
+		"panel class names": func(w io.Writer) error {
+			return DecisionRegions(w, []Panel{{Train: d.Train, TrainLabels: d.TrainLabels, M: 3, Method: "embedding_knn",
+				Settings: eval.Settings{K: 1}, ClassNames: []string{"a", "b"}}}, 400, 200)
+		},
 		"unknown method": func(w io.Writer) error {
 			return DecisionRegions(w, []Panel{{Train: d.Train, TrainLabels: d.TrainLabels, M: 3, Method: "nope"}}, 400, 200)
 		},

@@ -140,6 +140,7 @@ func LFDWeights(w io.Writer, d LFDData, width, height int) error {
 		pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = x0, x1, y0, y1
 		row = append(row, pl)
 	}
+	panel.ClassNames = d.ClassNames
 	rp, err := regionPlot(&panel)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -34,6 +35,7 @@ type Panel struct {
 	Method      string        // an eval method name, e.g. eval.MethodDrKNN
 	Settings    eval.Settings // K, Tau, Bandwidth, …
 	P           []float64     // M×n least-favourable distributions for the methods that need them
+	ClassNames  []string      // when set (length M), a legend names the classes
 }
 
 func (p *Panel) check() (n, nq int, err error) {
@@ -55,6 +57,9 @@ func (p *Panel) check() (n, nq int, err error) {
 	}
 	if err := checkLabels("training labels", p.TrainLabels, n, p.M); err != nil {
 		return 0, 0, fmt.Errorf("panel %q: %w", p.Title, err)
+	}
+	if p.ClassNames != nil && len(p.ClassNames) != p.M {
+		return 0, 0, inputf("panel %q: %d class names for M = %d", p.Title, len(p.ClassNames), p.M)
 	}
 	if p.QueryLabels != nil {
 		if err := checkLabels("query labels", p.QueryLabels, nq, p.M); err != nil {
@@ -192,6 +197,7 @@ func regionPlot(p *Panel) (*plot.Plot, error) {
 	}
 	pl.Add(tr, ring)
 	pl.X.Min, pl.X.Max, pl.Y.Min, pl.Y.Max = x0, x1, y0, y1
+	addLegend(pl, p.ClassNames)
 	return pl, nil
 }
 
@@ -247,4 +253,22 @@ func Project2D(method string, train []float64, n, d int, labels []int, m int, qu
 		}
 	}
 	return tr2, q2, nil
+}
+
+// addLegend names the classes with dots of their colours.
+func addLegend(pl *plot.Plot, names []string) {
+	for m, name := range names {
+		pl.Legend.Add(name, legendDot{ClassColour(m)})
+	}
+	pl.Legend.Top = true
+	pl.Legend.TextStyle.Font.Size = font.Length(9)
+}
+
+// legendDot is a legend thumbnail: a filled circle with a dark ring.
+type legendDot struct{ c color.Color }
+
+func (d legendDot) Thumbnail(c *draw.Canvas) {
+	pt := vg.Point{X: (c.Min.X + c.Max.X) / 2, Y: (c.Min.Y + c.Max.Y) / 2}
+	c.DrawGlyph(draw.GlyphStyle{Color: d.c, Radius: vg.Points(4), Shape: draw.CircleGlyph{}}, pt)
+	c.DrawGlyph(draw.GlyphStyle{Color: color.Gray{Y: 30}, Radius: vg.Points(4), Shape: draw.RingGlyph{}}, pt)
 }

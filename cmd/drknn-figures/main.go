@@ -295,6 +295,9 @@ func trainRegions(cfg train.Config, r int) ([]figures.Panel, string, error) {
 	set := eval.Settings{K: k}
 	panels := []figures.Panel{{Title: fmt.Sprintf("Dr.k-NN (learned, d = 2), k = %d", k), Train: et, TrainLabels: ep.TrainLabels,
 		Query: eq, QueryLabels: ep.QueryLabels, M: cfg.Ways, Method: eval.MethodDrKNN, Settings: set, P: lfd.P}}
+	for _, c := range ep.Classes {
+		panels[0].ClassNames = append(panels[0].ClassNames, d.Classes[c])
+	}
 	accs := []string{}
 	acc, _, err := eval.Evaluate(mustNew(eval.MethodDrKNN, set, lfd.P), et, n, 2, ep.TrainLabels, cfg.Ways, eq, nq, ep.QueryLabels)
 	if err != nil {
@@ -370,6 +373,7 @@ func regionsFromExport(dir string, c common, stdout io.Writer) error {
 		}
 		panels = append(panels, p)
 	}
+	panels[0].ClassNames = e.ClassNames
 	if err := figures.Save(c.out, func(w io.Writer) error { return figures.DecisionRegions(w, panels, c.width, c.height) }); err != nil {
 		return err
 	}
