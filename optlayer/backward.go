@@ -84,6 +84,8 @@ type state struct {
 	cgTol   float64
 	resid   float64
 	cgIters int
+	theta   []float64
+	cbar    float64 // mean cost (scale of the λ preconditioner)
 	forceCG bool
 	reg     float64 // Levenberg–Marquardt term reg·diag(H₀) (Newton only)
 	feat    []float64
@@ -105,7 +107,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	n, M := s.n, s.M
 	st := dst
 	if st == nil {
-		st = &state{n: n, M: M, labels: s.in.labels, order: s.order, off: s.off, ninv: s.ninv,
+		st = &state{n: n, M: M, labels: s.in.labels, order: s.order, off: s.off, ninv: s.ninv, theta: s.theta, cbar: s.cbar,
 			ct: s.ct, feat: s.in.feat, dim: s.in.dim, metric: s.in.metric}
 		st.cp = make([]int, n+1)
 		st.p = make([]float64, M*n)
@@ -432,11 +434,11 @@ func (st *state) apply(x, out []float64, w *work) {
 	}
 	if st.reg > 0 {
 		for q := 0; q < n; q++ {
-			out[q] += st.reg * st.colsum[q] * x[q]
+			out[q] += st.reg * st.dgq(q) * x[q]
 		}
 		for m := 0; m < M; m++ {
 			if b := st.bi[m]; b >= 0 {
-				out[b] += st.reg * st.sc2[m] * x[b]
+				out[b] += st.reg * st.dlm(m) * x[b]
 			}
 		}
 	}
@@ -456,14 +458,14 @@ func (st *state) assemble() (*mat.SymDense, float64) {
 	for m := 0; m < M; m++ {
 		b := st.bi[m]
 		for q := st.off[m]; q < st.off[m+1]; q++ {
-			H[q*dim+q] += st.colsum[q] * (1 + st.reg)
+			H[q*dim+q] += st.colsum[q] + st.reg*st.dgq(q)
 			if b >= 0 {
 				H[q*dim+b] -= st.qc[q]
 				H[b*dim+q] -= st.qc[q]
 			}
 		}
 		if b >= 0 {
-			H[b*dim+b] += st.sc2[m] * (1 + st.reg)
+			H[b*dim+b] += st.sc2[m] + st.reg*st.dlm(m)
 		}
 	}
 	// per-row weights
@@ -557,6 +559,14 @@ func (st *state) assemble() (*mat.SymDense, float64) {
 }
 
 // classOfIdx is the class of a reduced-system index (position or λ).
+func (st *state) dgq(q int) float64 {
+	return math.Max(st.colsum[q], st.ninv[st.labels[st.order[q]]])
+}
+
+func (st *state) dlm(m int) float64 {
+	return math.Max(st.sc2[m], st.theta[m]*st.cbar)
+}
+
 func (st *state) classOfIdx(k int) int {
 	if k < st.n {
 		return st.labels[st.order[k]]
@@ -602,11 +612,11 @@ func (st *state) solveCG(rhs, x []float64, w *work) error {
 	dim := len(rhs)
 	pre := make([]float64, dim)
 	for q := 0; q < st.n; q++ {
-		pre[q] = 1 / st.colsum[q]
+		pre[q] = 1 / st.dgq(q)
 	}
 	for m := 0; m < st.M; m++ {
 		if b := st.bi[m]; b >= 0 {
-			pre[b] = 1 / math.Max(st.sc2[m], 1e-300)
+			pre[b] = 1 / st.dlm(m)
 		}
 	}
 	r := append([]float64(nil), rhs...)

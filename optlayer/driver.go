@@ -85,7 +85,6 @@ func solveInstance(in *instance, cfg config) *Result {
 		s.gStep()
 		it++
 		s.alphaStep()
-		s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
 	}
 	for it < cfg.maxIter {
 		steps, failed := s.newton(cfg, cfg.maxIter-it, cfg.regTol)
@@ -98,9 +97,13 @@ func solveInstance(in *instance, cfg config) *Result {
 		}
 		if failed {
 			// fall back to sweeps for a while
+			for m := 0; m < s.M; m++ {
+				if !s.zero[m] {
+					s.lambdaSolve(m)
+				}
+			}
 			for k := 0; k < 20 && it < cfg.maxIter; k++ {
 				s.alphaStep()
-				s.lambdaStep(math.Max(cfg.regTol/2, s.resid/float64(s.M)))
 				s.gStep()
 				it++
 			}

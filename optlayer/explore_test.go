@@ -15,7 +15,8 @@ func TestExplore(t *testing.T) {
 	if n == 0 {
 		t.Skip()
 	}
-	p := gaussProblem(1, n, M, 16, 0.1)
+	seed, _ := strconv.Atoi(os.Getenv("EXSEED"))
+	p := gaussProblem(int64(seed), n, M, 16, 0.1)
 	in, _ := p.instance()
 	cfg, _ := (&Settings{}).config(in)
 	last := 0.0

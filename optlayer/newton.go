@@ -61,7 +61,7 @@ func (s *solver) evalPhi() float64 {
 			kr = kr[:len(rm)]
 			for i, a := range kr {
 				d := a - rm[i]
-				if d < -expCut {
+				if !(d >= -expCut) { // also −∞ − (−∞) in an empty row
 					kr[i] = 0
 					continue
 				}
@@ -190,6 +190,9 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, faile
 			st.cgIters = 0
 		}
 		if err != nil {
+			if debugNewton {
+				println("solve err", err.Error())
+			}
 			failed = true
 			break
 		}
@@ -216,6 +219,9 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, faile
 			t /= 2
 		}
 		steps++
+		if !ok && debugNewton {
+			println("LS fail: phi", phi, "slope", slope, "dim", dim, "r", r, "cg", st.cgIters)
+		}
 		if !ok {
 			copy(s.g, gOld)
 			copy(s.lam, lOld)
@@ -309,3 +315,5 @@ func (s *solver) lambdaSolve(m int) {
 	s.lam[m] = lam
 	s.need[m] = true
 }
+
+const debugNewton = false

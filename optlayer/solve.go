@@ -95,6 +95,7 @@ type solver struct {
 	rebuilds, cgIters   int
 	sweepLambda         bool
 	lmReg               float64
+	cbar                float64 // mean cost
 	idx                 []int
 	amScratch, wfA, wfT []float64
 }
@@ -129,6 +130,10 @@ func newSolver(in *instance) *solver {
 			row[i] = in.cost[i*n+j]
 		}
 	}
+	for _, c := range s.ct {
+		s.cbar += c
+	}
+	s.cbar /= float64(n * n)
 	s.K = make([]float64, n*n)
 	s.g = make([]float64, n)
 	s.g0 = make([]float64, n)
@@ -196,7 +201,7 @@ func (s *solver) rebuild(m int) {
 		var sum float64
 		for i, a := range kr {
 			d := a - mx
-			if d < -expCut {
+			if !(d >= -expCut) {
 				kr[i] = 0
 				continue
 			}

@@ -450,3 +450,20 @@ func TestFeaturesProblem(t *testing.T) {
 		}
 	}
 }
+
+// Medium instances of the benchmark family (and harder radii) must be
+// certified well inside the iteration budget.
+func TestSolveConvergesMedium(t *testing.T) {
+	for k := 0; k < 8; k++ {
+		rel := []float64{0.02, 0.1, 0.3, 1}[k%4]
+		p := gaussProblem(int64(200+k), 120+20*k, 3+k, 16, rel)
+		r, err := Solve(p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != Optimal || r.RelGap > DefaultTol || r.Iterations > 2000 || r.Residual > defaultRegTol(DefaultTol) {
+			t.Errorf("instance %d (n=%d, M=%d, ϑ=%g·median): status %d, rel gap %.3g, %d iterations, residual %.3g",
+				k, p.N, 3+k, rel, r.Status, r.RelGap, r.Iterations, r.Residual)
+		}
+	}
+}
