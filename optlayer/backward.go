@@ -84,6 +84,9 @@ type state struct {
 	cgTol   float64
 	resid   float64
 	cgIters int
+	hbuf    []float64
+	sym     *mat.SymDense
+	chol    mat.Cholesky
 	theta   []float64
 	cbar    float64 // mean cost (scale of the λ preconditioner)
 	forceCG bool
@@ -242,10 +245,13 @@ func (r *Result) ObjectiveGrad() ([]float64, error) {
 // ∂L/∂PReg (M×n row-major), by implicit differentiation of the KKT
 // conditions of the regularised problem. It is safe for concurrent use.
 func (r *Result) VJP(gradP []float64) ([]float64, error) {
-	st := r.st
-	if st == nil {
+	if r.st == nil {
 		return nil, ErrNoState
 	}
+	// private scratch: concurrent VJPs on one Result must not share buffers
+	st := &state{}
+	*st = *r.st
+	st.hbuf, st.sym, st.chol = nil, nil, mat.Cholesky{}
 	n, M := st.n, st.M
 	if len(gradP) != M*n {
 		return nil, invalidf("len(gradP) = %d, want M×N = %d", len(gradP), M*n)
@@ -454,7 +460,13 @@ func (st *state) apply(x, out []float64, w *work) {
 func (st *state) assemble() (*mat.SymDense, float64) {
 	n, M := st.n, st.M
 	dim := n + st.L
-	H := make([]float64, dim*dim)
+	if cap(st.hbuf) < dim*dim {
+		st.hbuf = make([]float64, dim*dim)
+	}
+	H := st.hbuf[:dim*dim]
+	for k := range H {
+		H[k] = 0
+	}
 	for m := 0; m < M; m++ {
 		b := st.bi[m]
 		for q := st.off[m]; q < st.off[m+1]; q++ {
@@ -468,15 +480,11 @@ func (st *state) assemble() (*mat.SymDense, float64) {
 			H[b*dim+b] += st.sc2[m] + st.reg*st.dlm(m)
 		}
 	}
-	// per-row weights
-	sq := make([]float64, M*n) // sqrt(act/p)
-	dinv := make([]float64, n) // 1/sqrt(D_i)
+	dinv := make([]float64, n) // 1/sqrt(D_i), D_i = Σ_{A_i} 1/p_m(i)
 	for i := 0; i < n; i++ {
 		var D float64
 		for m := 0; m < M; m++ {
-			k := m*n + i
-			if st.active[k] {
-				sq[k] = math.Sqrt(1 / st.p[k])
+			if k := m*n + i; st.active[k] {
 				D += 1 / st.p[k]
 			}
 		}
@@ -545,8 +553,11 @@ func (st *state) assemble() (*mat.SymDense, float64) {
 			}
 		}
 	}
-	_ = sq
-	S := mat.NewSymDense(dim, nil)
+	S := st.sym
+	if S == nil || S.SymmetricDim() != dim {
+		S = mat.NewSymDense(dim, nil)
+		st.sym = S
+	}
 	maxd := 0.0
 	for r := 0; r < dim; r++ {
 		for c := r; c < dim; c++ {
@@ -582,7 +593,7 @@ func (st *state) classOfIdx(k int) int {
 func (st *state) solveDense(rhs, x []float64, w *work) error {
 	dim := len(rhs)
 	H, maxd := st.assemble()
-	var chol mat.Cholesky
+	chol := &st.chol
 	ridge := 0.0
 	for try := 0; try < 8; try++ {
 		A := H

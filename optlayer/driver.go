@@ -33,6 +33,9 @@ func solveInstance(in *instance, cfg config) *Result {
 	if cfg.epsFactor == 0 {
 		cfg.epsFactor = epsFactor
 	}
+	if cfg.stageTol == 0 {
+		cfg.stageTol = stageTol
+	}
 	if cfg.epsStart == 0 {
 		cfg.epsStart = epsStart
 	}
@@ -75,7 +78,7 @@ func solveInstance(in *instance, cfg config) *Result {
 				s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
 			}
 		}
-		steps, _ := s.newton(cfg, cfg.maxIter-it, stageTol)
+		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.stageTol)
 		it += steps
 		s.alphaStep()
 		s.setEps(math.Max(epsT, s.eps*cfg.epsFactor))

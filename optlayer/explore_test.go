@@ -37,6 +37,9 @@ func TestExplore(t *testing.T) {
 	if v := os.Getenv("EXF"); v != "" {
 		cfg.epsFactor, _ = strconv.ParseFloat(v, 64)
 	}
+	if v := os.Getenv("EXT"); v != "" {
+		cfg.stageTol, _ = strconv.ParseFloat(v, 64)
+	}
 	if v := os.Getenv("EXS"); v != "" {
 		cfg.epsStart, _ = strconv.ParseFloat(v, 64)
 	}
@@ -45,6 +48,9 @@ func TestExplore(t *testing.T) {
 		cfg.lmReg, _ = strconv.ParseFloat(v, 64)
 	}
 	r := solveInstance(in, cfg)
+	for k := 1; k < 10; k++ {
+		solveInstance(in, cfg)
+	}
 	el := time.Since(t0)
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	t.Logf("cpu=%v", time.Duration(syscall.TimevalToNsec(ru1.Utime)-syscall.TimevalToNsec(ru0.Utime)))

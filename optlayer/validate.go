@@ -122,6 +122,7 @@ type config struct {
 	warm                       *Dual
 	trace                      func(it int, s *solver, r float64) // tests only
 	lmReg, epsFactor, epsStart float64                            // tests only
+	stageTol                   float64                            // tests only
 	forceCG                    bool                               // tests only: iterative backward solve
 }
 
