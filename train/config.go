@@ -18,64 +18,64 @@ import (
 // training of Algorithm 1 and the evaluation. It is read from YAML with
 // strict validation (see LoadConfig).
 type Config struct {
-	Dataset string `yaml:"dataset"`  // mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss, synthetic-swissroll
-	DataDir string `yaml:"data_dir"` // folder of the data set; "" = $DRKNN_DATA/<dataset> or ../shared/data/<dataset>
-	Ways    int    `yaml:"ways"`     // M, classes per episode
-	Shots   int    `yaml:"shots"`    // K, training samples per class
-	Queries int    `yaml:"queries"`  // query samples per episode (fewer if fewer remain)
-	Repeats int    `yaml:"repeats"`  // episodes
-	Seed    int64  `yaml:"seed"`
-	Workers int    `yaml:"workers"` // goroutines; 0 = number of CPUs. Never changes results.
+	Dataset string `yaml:"dataset" json:"dataset"`   // mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss, synthetic-swissroll
+	DataDir string `yaml:"data_dir" json:"data_dir"` // folder of the data set; "" = $DRKNN_DATA/<dataset> or ../shared/data/<dataset>
+	Ways    int    `yaml:"ways" json:"ways"`         // M, classes per episode
+	Shots   int    `yaml:"shots" json:"shots"`       // K, training samples per class
+	Queries int    `yaml:"queries" json:"queries"`   // query samples per episode (fewer if fewer remain)
+	Repeats int    `yaml:"repeats" json:"repeats"`   // episodes
+	Seed    int64  `yaml:"seed" json:"seed"`
+	Workers int    `yaml:"workers" json:"workers"` // goroutines; 0 = number of CPUs. Never changes results.
 
-	Data  DataConfig  `yaml:"data"`
-	Model ModelConfig `yaml:"model"`
-	Train TrainConfig `yaml:"train"`
-	Eval  EvalConfig  `yaml:"eval"`
+	Data  DataConfig  `yaml:"data" json:"data"`
+	Model ModelConfig `yaml:"model" json:"model"`
+	Train TrainConfig `yaml:"train" json:"train"`
+	Eval  EvalConfig  `yaml:"eval" json:"eval"`
 }
 
 // DataConfig controls how images are read.
 type DataConfig struct {
-	Grey      bool   `yaml:"grey"`      // CIFAR-10 / miniImageNet: convert to grey
-	Size      int    `yaml:"size"`      // square resize for Omniglot, COVID-CT, miniImageNet (0 = reader default)
-	Omniglot  string `yaml:"omniglot"`  // "characters" (default) or "alphabets" as classes
-	Split     string `yaml:"split"`     // miniImageNet split: train, val or test
-	Synthetic int    `yaml:"synthetic"` // samples per class for synthetic data sets (0 = default)
+	Grey      bool   `yaml:"grey" json:"grey"`           // CIFAR-10 / miniImageNet: convert to grey
+	Size      int    `yaml:"size" json:"size"`           // square resize for Omniglot, COVID-CT, miniImageNet (0 = reader default)
+	Omniglot  string `yaml:"omniglot" json:"omniglot"`   // "characters" (default) or "alphabets" as classes
+	Split     string `yaml:"split" json:"split"`         // miniImageNet split: train, val or test
+	Synthetic int    `yaml:"synthetic" json:"synthetic"` // samples per class for synthetic data sets (0 = default)
 }
 
 // ModelConfig is the feature extractor.
 type ModelConfig struct {
-	Kind     string `yaml:"kind"`     // cnn (images) or mlp (feature rows)
-	Channels int    `yaml:"channels"` // conv channels
-	Hidden   int    `yaml:"hidden"`   // MLP hidden width
-	Dim      int    `yaml:"dim"`      // embedding width d
-	DType    string `yaml:"dtype"`    // float32 or float64
+	Kind     string `yaml:"kind" json:"kind"`         // cnn (images) or mlp (feature rows)
+	Channels int    `yaml:"channels" json:"channels"` // conv channels
+	Hidden   int    `yaml:"hidden" json:"hidden"`     // MLP hidden width
+	Dim      int    `yaml:"dim" json:"dim"`           // embedding width d
+	DType    string `yaml:"dtype" json:"dtype"`       // float32 or float64
 }
 
 // TrainConfig is Algorithm 1.
 type TrainConfig struct {
-	Steps           int       `yaml:"steps"`            // Adam steps
-	LR              float64   `yaml:"lr"`               // Adam learning rate (paper: 1e-2)
-	Minisets        int       `yaml:"minisets"`         // mini-sets per step (paper's batch: 32)
-	MinisetSize     int       `yaml:"miniset_size"`     // n′, points per mini-set (0 = all M·K)
-	Metric          string    `yaml:"metric"`           // euclidean or sqeuclidean
-	Theta           []float64 `yaml:"theta"`            // one radius for all classes or one per class
-	ThetaRelative   bool      `yaml:"theta_relative"`   // ϑ in units of the mini-set's median cost (scale-free)
-	ThetaGrid       []float64 `yaml:"theta_grid"`       // candidates for cross-validation; empty = use Theta
-	CVFolds         int       `yaml:"cv_folds"`         // 0 = leave-one-out
-	Epsilon         float64   `yaml:"epsilon"`          // LFD entropic regularisation
-	Tol             float64   `yaml:"tol"`              // LFD certified relative gap
-	CheckpointEvery int       `yaml:"checkpoint_every"` // steps between checkpoints (0 = only at the end)
+	Steps           int       `yaml:"steps" json:"steps"`                       // Adam steps
+	LR              float64   `yaml:"lr" json:"lr"`                             // Adam learning rate (paper: 1e-2)
+	Minisets        int       `yaml:"minisets" json:"minisets"`                 // mini-sets per step (paper's batch: 32)
+	MinisetSize     int       `yaml:"miniset_size" json:"miniset_size"`         // n′, points per mini-set (0 = all M·K)
+	Metric          string    `yaml:"metric" json:"metric"`                     // euclidean or sqeuclidean
+	Theta           []float64 `yaml:"theta" json:"theta"`                       // one radius for all classes or one per class
+	ThetaRelative   bool      `yaml:"theta_relative" json:"theta_relative"`     // ϑ in units of the mini-set's median cost (scale-free)
+	ThetaGrid       []float64 `yaml:"theta_grid" json:"theta_grid"`             // candidates for cross-validation; empty = use Theta
+	CVFolds         int       `yaml:"cv_folds" json:"cv_folds"`                 // 0 = leave-one-out
+	Epsilon         float64   `yaml:"epsilon" json:"epsilon"`                   // LFD entropic regularisation
+	Tol             float64   `yaml:"tol" json:"tol"`                           // LFD certified relative gap
+	CheckpointEvery int       `yaml:"checkpoint_every" json:"checkpoint_every"` // steps between checkpoints (0 = only at the end)
 }
 
 // EvalConfig is the evaluation.
 type EvalConfig struct {
-	K         int      `yaml:"k"`         // neighbours (paper: 5)
-	Tau       float64  `yaml:"tau"`       // truncation threshold for drknn_truncated (paper: 0.9)
-	Bandwidth float64  `yaml:"bandwidth"` // kernel smoothing h (0 = median heuristic)
-	Methods   []string `yaml:"methods"`   // result keys to compute; empty = all available
+	K         int      `yaml:"k" json:"k"`                 // neighbours (paper: 5)
+	Tau       float64  `yaml:"tau" json:"tau"`             // truncation threshold for drknn_truncated (paper: 0.9)
+	Bandwidth float64  `yaml:"bandwidth" json:"bandwidth"` // kernel smoothing h (0 = median heuristic)
+	Methods   []string `yaml:"methods" json:"methods"`     // result keys to compute; empty = all available
 	// FewShotSteps are the Adam steps of the network baselines (matching_net,
 	// proto_net, metaoptnet, metaoptnet_rr); 0 = train.steps.
-	FewShotSteps int `yaml:"fewshot_steps"`
+	FewShotSteps int `yaml:"fewshot_steps" json:"fewshot_steps"`
 }
 
 // Default returns the defaults every config file starts from.
