@@ -181,9 +181,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, faile
 		}
 		d := make([]float64, dim)
 		var err error
-		if dim <= denseMax {
-			err = st.solveDense(rhs, d, w)
-		} else {
+		{ // CG on the sparse γ beats dense Cholesky here at every size
 			st.cgTol = math.Max(1e-12, math.Min(1e-2, 0.1*r))
 			err = st.solveCG(rhs, d, w)
 			s.cgIters += st.cgIters
