@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"github.com/drknn/drknn/internal/lossop"
 	"math"
 	"math/rand"
 
@@ -340,8 +341,8 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 	if err != nil {
 		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
 	}
-	spec := &embLossSpec{}
-	loss, err := G.ApplyOp(&embLossOp{spec: spec}, emb)
+	spec := lossop.New("FewShotLoss", nil)
+	loss, err := spec.Apply(emb)
 	if err != nil {
 		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
 	}
@@ -366,19 +367,15 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 		}
 		var drho float64
 		h := f.head(rho)
-		spec.mu.Lock()
-		spec.fn = func(e []float64, n, d int) (float64, []float64, error) {
+		spec.SetFunc(func(e []float64, n, d int) (float64, []float64, error) {
 			return meanEpisodeLoss(h, e, n, d, m, y, eps, &drho)
-		}
-		spec.mu.Unlock()
+		})
 		if err := vm.RunAll(); err != nil {
 			vm.Reset()
 			return nil, 0, fmt.Errorf("eval: %s: step %d: %w", f.method, step+1, err)
 		}
 		vm.Reset()
-		spec.mu.Lock()
-		l := spec.loss
-		spec.mu.Unlock()
+		l, _ := spec.Last()
 		if err := adam.Step(); err != nil {
 			return nil, 0, fmt.Errorf("eval: %s: step %d: %w", f.method, step+1, err)
 		}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"github.com/drknn/drknn/internal/lossop"
 	"math"
 	"math/rand"
 	"strings"
@@ -221,10 +222,10 @@ func TestFewShotGraphGradient(t *testing.T) {
 				t.Fatal(err)
 			}
 			var drho float64
-			spec := &embLossSpec{fn: func(e []float64, n, d int) (float64, []float64, error) {
+			spec := lossop.New("FewShotLoss", func(e []float64, n, d int) (float64, []float64, error) {
 				return meanEpisodeLoss(h, e, n, d, m, y, eps, &drho)
-			}}
-			loss, err := G.ApplyOp(&embLossOp{spec: spec}, emb)
+			})
+			loss, err := spec.Apply(emb)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,7 +249,7 @@ func TestFewShotGraphGradient(t *testing.T) {
 				}
 				return l
 			}
-			if got, want := spec.loss, plain(); math.Abs(got-want) > 1e-10 {
+			if got, want := lastLoss(t, spec), plain(); math.Abs(got-want) > 1e-10 {
 				t.Fatalf("graph loss %v, plain-Go loss on Embed %v", got, want)
 			}
 			checked := 0
@@ -736,4 +737,13 @@ func BenchmarkFewShotFit(b *testing.B) {
 			})
 		}
 	}
+}
+
+func lastLoss(t *testing.T, l *lossop.Loss) float64 {
+	t.Helper()
+	v, err := l.Last()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

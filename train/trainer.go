@@ -10,6 +10,7 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/internal/lossop"
 	"github.com/drknn/drknn/model"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -37,16 +38,16 @@ type StepStats struct {
 
 // Trainer runs Algorithm 1: each Step draws mini-sets from the training
 // samples, embeds all samples once, solves every mini-set's LFD inside the
-// Gorgonia graph (riskOp) and takes one Adam step on the mean worst-case
-// risk. The Net's weights change in place.
+// Gorgonia graph (a lossop node computing WorstCaseRisk) and takes one Adam
+// step on the mean worst-case risk. The Net's weights change in place.
 type Trainer struct {
 	net     *model.Net
 	s       Settings
 	n       int
 	vm      G.VM
-	loss    *G.Node
 	adam    *model.Adam
-	spec    *riskSpec
+	risk    *lossop.Loss
+	last    RiskResult // the latest forward pass's risk, gradient and solver stats
 	sampler *datasets.MiniSetSampler
 	history []StepStats
 }
@@ -75,7 +76,7 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	t := &Trainer{net: net, s: s, n: n, sampler: sampler, spec: &riskSpec{settings: s.Risk}}
+	t := &Trainer{net: net, s: s, n: n, sampler: sampler, risk: lossop.New("WorstCaseRisk", nil)}
 
 	g := G.NewGraph()
 	shape := append([]int{n}, cfg.InShape...)
@@ -94,10 +95,11 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	if t.loss, err = G.ApplyOp(&riskOp{spec: t.spec}, emb); err != nil {
+	loss, err := t.risk.Apply(emb)
+	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	if _, err = G.Grad(t.loss, learn...); err != nil {
+	if _, err = G.Grad(loss, learn...); err != nil {
 		return nil, fmt.Errorf("train: gradient graph: %w", err)
 	}
 	t.vm = G.NewTapeMachine(g, G.BindDualValues(learn...))
@@ -131,16 +133,18 @@ func (t *Trainer) Step() (StepStats, error) {
 		ms := t.sampler.Draw(rng)
 		sets[k] = MiniSet{Index: ms.Index, Labels: ms.Labels}
 	}
-	t.spec.mu.Lock()
-	t.spec.sets = sets
-	t.spec.mu.Unlock()
+	// The risk op solves every mini-set's LFD in the forward pass and
+	// hands the exact gradient to the graph in the backward pass.
+	t.risk.SetFunc(func(e []float64, n, d int) (float64, []float64, error) {
+		r, err := WorstCaseRisk(e, n, d, sets, t.s.Risk)
+		t.last = r
+		return r.Risk, r.Grad, err
+	})
 	defer t.vm.Reset()
 	if err := t.vm.RunAll(); err != nil {
 		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
 	}
-	t.spec.mu.Lock()
-	r := t.spec.last
-	t.spec.mu.Unlock()
+	r := t.last
 	if err := t.adam.Step(); err != nil {
 		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
 	}

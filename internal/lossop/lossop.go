@@ -1,0 +1,225 @@
+// Package lossop is a Gorgonia op for a scalar loss that is computed in
+// plain Go from an n×d matrix node (an embedding), together with its
+// gradient: the forward pass calls the loss function, the backward op hands
+// the cached gradient (times the upstream scalar) back to the graph. The
+// trainer's worst-case risk (through the LFD solver) and the few-shot
+// baselines' episodic losses use it. Each Loss is one op instance; its
+// address is part of the op's hash, so two losses are never merged.
+package lossop
+
+import (
+	"fmt"
+	"hash"
+	"hash/fnv"
+	"sync"
+
+	"github.com/chewxy/hm"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// lossOp is a Gorgonia op from the n×d embedding of the training samples
+// to a scalar loss computed in plain Go by spec.fn, which also returns the
+// gradient with respect to the embedding; the backward op hands that cached
+// gradient (times the upstream scalar) back to the graph. The spec's
+// address is part of the hash so two fits' ops are never merged.
+type lossOp struct {
+	spec *Loss
+}
+
+// Func computes a scalar loss of the n×d row-major matrix e and its
+// gradient ∂loss/∂e (n×d). e is a copy the function may keep.
+type Func func(e []float64, n, d int) (loss float64, grad []float64, err error)
+
+// Loss is one op instance: the loss function in force and the result of the
+// latest forward pass.
+type Loss struct {
+	mu   sync.Mutex
+	name string
+	fn   Func
+	loss float64
+	grad []float64
+	err  error
+}
+
+// New returns a Loss named name (used in the graph and in errors) computing fn.
+func New(name string, fn Func) *Loss { return &Loss{name: name, fn: fn} }
+
+// SetFunc replaces the loss function; the next forward pass uses it (the
+// trainer sets a new one every step, with that step's mini-sets).
+func (l *Loss) SetFunc(fn Func) {
+	l.mu.Lock()
+	l.fn = fn
+	l.mu.Unlock()
+}
+
+// Apply adds the loss of the n×d node x (float32 or float64) to x's graph
+// and returns the scalar loss node. Call it once per Loss.
+func (l *Loss) Apply(x *G.Node) (*G.Node, error) {
+	if x == nil || x.Shape().Dims() != 2 {
+		return nil, fmt.Errorf("lossop: %s: input must be a matrix node", l.name)
+	}
+	n, err := G.ApplyOp(&lossOp{spec: l}, x)
+	if err != nil {
+		return nil, fmt.Errorf("lossop: %s: %w", l.name, err)
+	}
+	return n, nil
+}
+
+// Last returns the loss and error of the latest forward pass.
+func (l *Loss) Last() (float64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.loss, l.err
+}
+
+func (op *lossOp) Arity() int { return 1 }
+func (op *lossOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	return hm.NewFnType(&G.TensorType{Dims: 2, Of: a}, a)
+}
+func (op *lossOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("lossop: %s op wants 1 input, got %d", op.spec.name, len(in))
+	}
+	return tensor.ScalarShape(), nil
+}
+func (op *lossOp) Do(v ...G.Value) (G.Value, error) {
+	if len(v) != 1 {
+		return nil, fmt.Errorf("lossop: %s op wants 1 input, got %d", op.spec.name, len(v))
+	}
+	t, ok := v[0].(*tensor.Dense)
+	if !ok || t.Shape().Dims() != 2 {
+		return nil, fmt.Errorf("lossop: %s op input %v, want an n×d matrix", op.spec.name, v[0])
+	}
+	n, d := t.Shape()[0], t.Shape()[1]
+	var e []float64
+	switch data := t.Data().(type) {
+	case []float64:
+		e = append([]float64(nil), data...)
+	case []float32:
+		e = make([]float64, len(data))
+		for i, x := range data {
+			e[i] = float64(x)
+		}
+	default:
+		return nil, fmt.Errorf("lossop: %s op dtype %v", op.spec.name, t.Dtype())
+	}
+	op.spec.mu.Lock()
+	defer op.spec.mu.Unlock()
+	if op.spec.fn == nil {
+		op.spec.err = fmt.Errorf("lossop: %s op has no loss function", op.spec.name)
+		return nil, op.spec.err
+	}
+	loss, grad, err := op.spec.fn(e, n, d)
+	if err == nil && len(grad) != n*d {
+		err = fmt.Errorf("lossop: %s gradient has %d values for a %d×%d embedding", op.spec.name, len(grad), n, d)
+	}
+	op.spec.loss, op.spec.grad, op.spec.err = loss, grad, err
+	if err != nil {
+		return nil, err
+	}
+	if t.Dtype() == tensor.Float32 {
+		return G.NewF32(float32(loss)), nil
+	}
+	return G.NewF64(loss), nil
+}
+func (op *lossOp) ReturnsPtr() bool     { return false }
+func (op *lossOp) CallsExtern() bool    { return false }
+func (op *lossOp) OverwritesInput() int { return -1 }
+func (op *lossOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "drknn.loss(%s,%p)", op.spec.name, op.spec)
+}
+func (op *lossOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+func (op *lossOp) String() string     { return op.spec.name }
+func (op *lossOp) DiffWRT(int) []bool { return []bool{true} }
+func (op *lossOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
+	if len(in) != 1 {
+		return nil, fmt.Errorf("lossop: %s op wants 1 input, got %d", op.spec.name, len(in))
+	}
+	g, err := G.ApplyOp(&lossGradOp{spec: op.spec}, in[0], grad)
+	if err != nil {
+		return nil, err
+	}
+	return G.Nodes{g}, nil
+}
+
+// lossGradOp returns the cached ∂loss/∂E times the upstream scalar.
+type lossGradOp struct {
+	spec *Loss
+}
+
+func (op *lossGradOp) Arity() int { return 2 }
+func (op *lossGradOp) Type() hm.Type {
+	a := hm.TypeVariable('a')
+	m := &G.TensorType{Dims: 2, Of: a}
+	return hm.NewFnType(m, a, m)
+}
+func (op *lossGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
+	if len(in) != 2 {
+		return nil, fmt.Errorf("lossop: %s grad op wants 2 inputs, got %d", op.spec.name, len(in))
+	}
+	s, ok := in[0].(tensor.Shape)
+	if !ok {
+		return nil, fmt.Errorf("lossop: %s grad op input shape %v", op.spec.name, in[0])
+	}
+	return s.Clone(), nil
+}
+func (op *lossGradOp) Do(v ...G.Value) (G.Value, error) {
+	if len(v) != 2 {
+		return nil, fmt.Errorf("lossop: %s grad op wants 2 inputs, got %d", op.spec.name, len(v))
+	}
+	t, ok := v[0].(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("lossop: %s grad op input %v", op.spec.name, v[0])
+	}
+	op.spec.mu.Lock()
+	defer op.spec.mu.Unlock()
+	if op.spec.err != nil {
+		return nil, op.spec.err
+	}
+	g := op.spec.grad
+	if len(g) != t.Shape().TotalSize() {
+		return nil, fmt.Errorf("lossop: %s grad op: cached gradient has %d values for input %v", op.spec.name, len(g), t.Shape())
+	}
+	var up float64
+	switch s := v[1].Data().(type) {
+	case float64:
+		up = s
+	case float32:
+		up = float64(s)
+	default:
+		return nil, fmt.Errorf("lossop: %s grad op upstream %v", op.spec.name, v[1])
+	}
+	switch t.Dtype() {
+	case tensor.Float64:
+		out := make([]float64, len(g))
+		for i, x := range g {
+			out[i] = x * up
+		}
+		return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(out)), nil
+	case tensor.Float32:
+		out := make([]float32, len(g))
+		for i, x := range g {
+			out[i] = float32(x * up)
+		}
+		return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(out)), nil
+	}
+	return nil, fmt.Errorf("lossop: %s grad op dtype %v", op.spec.name, t.Dtype())
+}
+func (op *lossGradOp) ReturnsPtr() bool     { return false }
+func (op *lossGradOp) CallsExtern() bool    { return false }
+func (op *lossGradOp) OverwritesInput() int { return -1 }
+func (op *lossGradOp) WriteHash(h hash.Hash) {
+	fmt.Fprintf(h, "drknn.lossGrad(%s,%p)", op.spec.name, op.spec)
+}
+func (op *lossGradOp) Hashcode() uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}
+func (op *lossGradOp) String() string { return op.spec.name + "Grad" }
