@@ -425,3 +425,29 @@ func decodeItems(name, root string, shape []int, classes []string, items []image
 	}
 	return d, nil
 }
+
+// DecodeImage turns the bytes of one PNG or JPEG file (recognised by
+// content) into a sample of channels×height×width values in [0, 1], with
+// exactly the preprocessing of the image readers: BT.601 luma for one
+// channel or R, G, B planes for three, stretched to height×width by exact
+// area averaging. Tools that classify new images use it so that a file
+// gives the same sample as through the matching reader.
+func DecodeImage(data []byte, channels, height, width int) ([]float32, error) {
+	if channels != 1 && channels != 3 || height < 1 || width < 1 {
+		return nil, fmt.Errorf("cannot make images of shape [%d %d %d] (want 1 or 3 channels)", channels, height, width)
+	}
+	img, err := decodeImage(data, MaxImagePixels)
+	if err != nil {
+		return nil, err
+	}
+	var planes []float32
+	var h, w int
+	if channels == 1 {
+		planes, h, w = greyPlane(img)
+	} else {
+		planes, h, w = rgbPlanes(img)
+	}
+	out := make([]float32, channels*height*width)
+	resizeArea(out, planes, channels, h, w, height, width)
+	return out, nil
+}
