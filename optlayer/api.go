@@ -23,10 +23,10 @@ type Problem struct {
 
 // Settings control the solver. The zero value gives the defaults.
 type Settings struct {
-	Epsilon float64 // entropic regularisation in objective units (default 1e-3)
-	Tol     float64 // target certified relative gap (default 1e-3)
-	MaxIter int     // cap on dual sweeps (default chosen by the solver)
-	Plans   bool    // return the transport plans
+	Epsilon float64 // entropic regularisation in objective units (default 1e-3; 1e-6 … 1e3)
+	Tol     float64 // target certified relative gap of the LP answer (default 1e-3)
+	MaxIter int     // cap on sweeps + Newton steps (default 20000)
+	Plans   bool    // return the feasible transport plans behind P
 	Warm    *Dual   // optional warm start from an earlier Result.Dual
 
 	// RegTol is the relative marginal residual (L1 column violation / M and
@@ -43,13 +43,13 @@ type Status int
 
 const (
 	Optimal        Status = iota // certified relative gap ≤ Tol
-	IterationLimit               // MaxIter reached first; bounds are still valid
+	IterationLimit               // MaxIter reached first; bounds and P are still valid, PReg may be inaccurate
 )
 
 // Dual holds the dual variables of the regularised problem.
 type Dual struct {
 	G      []float64 // length n: column potentials g(j) (class of j is Labels[j])
-	Lambda []float64 // length M: budget multipliers λ_m ≥ 0
+	Lambda []float64 // length M: budget multipliers λ_m ≥ 0 (0 for classes with ϑ_m = 0, whose plans are pinned to zero-cost moves)
 	Alpha  []float64 // M×n row-major: row multipliers α_m(i)
 }
 
@@ -58,7 +58,7 @@ type Result struct {
 	M, N       int
 	P          []float64   // M×n row-major; row m is P*_m on the n points (feasible)
 	PReg       []float64   // M×n: the regularised solution, the map VJP differentiates
-	Plans      [][]float64 // when Settings.Plans: Plans[m] is n×n row-major γ_m(i,j)
+	Plans      [][]float64 // when Settings.Plans: Plans[m] is n×n row-major γ_m(i,j), the feasible plan whose row sums are P_m
 	Objective  float64     // Σ_i max_m P_m(i) of the feasible P (an upper bound on v)
 	LowerBound float64     // certified lower bound on the LP value v
 	Gap        float64     // Objective − LowerBound ≥ 0
