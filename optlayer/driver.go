@@ -32,6 +32,10 @@ func solveInstance(in *instance, cfg config) *Result {
 	s.init(cfg.warm)
 	if cfg.epsFactor == 0 {
 		cfg.epsFactor = epsFactor
+		if in.n > 1000 {
+			// finer structure: gentler steps keep Newton in its basin
+			cfg.epsFactor = epsFactorLarge
+		}
 	}
 	if cfg.stageTol == 0 {
 		cfg.stageTol = stageTol
