@@ -467,3 +467,40 @@ func TestSolveConvergesMedium(t *testing.T) {
 		}
 	}
 }
+
+// A large ε leaves the regularised optimum far from the LP value: the
+// certificate must still be reached (ε lowered for the certificate only)
+// while PReg and Dual stay at the requested ε.
+func TestLargeEpsilonCertifiesLP(t *testing.T) {
+	p := gaussProblem(31, 14, 3, 3, 0.2)
+	r := checkAgainstLP(t, "eps=0.2", p, &Settings{Epsilon: 0.2})
+	if r.Epsilon != 0.2 {
+		t.Fatalf("Result.Epsilon = %v, want 0.2", r.Epsilon)
+	}
+	// the regularised solution really is different from the LP answer
+	if math.Abs(sumMax(r.PReg, r.M, r.N)-r.Objective) < 1e-3 {
+		t.Fatalf("PReg objective %v equals the LP objective %v: ε had no effect?", sumMax(r.PReg, r.M, r.N), r.Objective)
+	}
+}
+
+// Stopping early still returns valid bounds and a feasible P.
+func TestIterationLimitBoundsValid(t *testing.T) {
+	p := gaussProblem(32, 16, 4, 3, 0.1)
+	v := exactLP(t, p)
+	for _, it := range []int{1, 3, 8, 15} {
+		r, err := Solve(p, &Settings{MaxIter: it, Plans: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.LowerBound > v+1e-9 || v > r.Objective+1e-9 {
+			t.Fatalf("MaxIter %d: LB %v, LP %v, UB %v", it, r.LowerBound, v, r.Objective)
+		}
+		if r.Status == Optimal && r.RelGap > DefaultTol {
+			t.Fatalf("MaxIter %d: status Optimal with gap %v", it, r.RelGap)
+		}
+		checkFeasible(t, p, r)
+		if r.Iterations > it+1 {
+			t.Fatalf("MaxIter %d: ran %d iterations", it, r.Iterations)
+		}
+	}
+}
