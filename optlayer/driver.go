@@ -37,6 +37,9 @@ func solveInstance(in *instance, cfg config) *Result {
 			cfg.epsFactor = epsFactorLarge
 		}
 	}
+	if cfg.sweeps == 0 {
+		cfg.sweeps = stageSweeps
+	}
 	if cfg.stageTol == 0 {
 		cfg.stageTol = stageTol
 	}
@@ -74,7 +77,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	// Phase A: ε-scaling (cold start only): a few cheap sweeps, then Newton
 	// to a loose tolerance at every ε.
 	for s.eps > epsT && it < cfg.maxIter {
-		for k := 0; k < stageSweeps && it < cfg.maxIter; k++ {
+		for k := 0; k < cfg.sweeps && it < cfg.maxIter; k++ {
 			s.gStep()
 			it++
 			s.alphaStep()
@@ -88,7 +91,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		s.setEps(math.Max(epsT, s.eps*cfg.epsFactor))
 	}
 	// Phase B: Newton at the target ε, then the certificate.
-	for k := 0; k < stageSweeps && it < cfg.maxIter; k++ {
+	for k := 0; k < cfg.sweeps && it < cfg.maxIter; k++ {
 		s.gStep()
 		it++
 		s.alphaStep()

@@ -123,6 +123,7 @@ type config struct {
 	trace                      func(it int, s *solver, r float64) // tests only
 	lmReg, epsFactor, epsStart float64                            // tests only
 	stageTol                   float64                            // tests only
+	sweeps                     int                                // tests only
 	forceCG                    bool                               // tests only: iterative backward solve
 }
 
