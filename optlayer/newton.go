@@ -286,7 +286,7 @@ func (s *solver) lambdaSolve(m int) {
 	}
 	for k := 0; k < 200; k++ {
 		S, dS = s.budgetAt(m, lam)
-		if math.Abs(S/th-1) <= 1e-3 {
+		if math.Abs(S/th-1) <= 0.05 { // Newton polishes the rest
 			break
 		}
 		if S > th {
