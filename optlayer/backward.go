@@ -90,6 +90,7 @@ type state struct {
 	theta   []float64
 	cbar    float64 // mean cost (scale of the λ preconditioner)
 	forceCG bool
+	par     bool    // class-parallel operator products
 	reg     float64 // Levenberg–Marquardt term reg·diag(H₀) (Newton only)
 	feat    []float64
 	dim     int
@@ -128,6 +129,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		}
 	}
 	st.eps, st.cgTol, st.resid = s.eps, cgTol, resid
+	st.par = s.par
 	st.lam = append(st.lam[:0], s.lam...)
 	st.alpha = append(st.alpha[:0], s.alpha...)
 	st.g = append(st.g[:0], s.g...)
@@ -343,11 +345,11 @@ func (st *state) newWork() *work {
 // rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
 func (st *state) rowProducts(x, rg []float64) {
 	n := st.n
-	for k := range rg {
-		rg[k] = 0
-	}
-	for m := 0; m < st.M; m++ {
+	forClasses(st.M, st.par, func(m int) {
 		rm := rg[m*n : (m+1)*n]
+		for i := range rm {
+			rm[i] = 0
+		}
 		for q := st.off[m]; q < st.off[m+1]; q++ {
 			xq := x[q]
 			if xq == 0 {
@@ -360,7 +362,7 @@ func (st *state) rowProducts(x, rg []float64) {
 				rm[i] += gv[k] * xq
 			}
 		}
-	}
+	})
 }
 
 // colDot returns Σ_i γ(i, j_q) a(i) for column position q (a of length n).
@@ -418,7 +420,7 @@ func (st *state) apply(x, out []float64, w *work) {
 		}
 	}
 	st.project(w.s, w.a)
-	for m := 0; m < M; m++ {
+	forClasses(M, st.par, func(m int) {
 		dl := 0.0
 		b := st.bi[m]
 		if b >= 0 {
@@ -437,7 +439,7 @@ func (st *state) apply(x, out []float64, w *work) {
 		if b >= 0 {
 			out[b] = -(lsum - dl*st.sc2[m] + dot(am, st.pc[m*n:(m+1)*n]))
 		}
-	}
+	})
 	if st.reg > 0 {
 		for q := 0; q < n; q++ {
 			out[q] += st.reg * st.dgq(q) * x[q]

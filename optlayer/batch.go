@@ -22,6 +22,7 @@ func SolveBatch(ps []*Problem, s *Settings, workers int) ([]*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("problem %d: %w", k, err)
 		}
+		cfg.serial = workers > 1
 		ins[k], cfgs[k] = in, cfg
 	}
 	out := make([]*Result, len(ps))

@@ -25,6 +25,7 @@ func Solve(p *Problem, s *Settings) (*Result, error) {
 const (
 	epsFloor    = 1e-6
 	stageSweeps = 10
+	parMin      = 400 // from this n on a single solve uses two goroutines
 )
 
 func solveInstance(in *instance, cfg config) *Result {
@@ -46,6 +47,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	if cfg.epsStart == 0 {
 		cfg.epsStart = epsStart
 	}
+	s.par = in.n >= parMin && !cfg.serial
 	if cfg.lmReg != 0 {
 		s.lmReg = cfg.lmReg
 	}

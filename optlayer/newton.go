@@ -21,7 +21,7 @@ func (s *solver) evalPhi() float64 {
 	s.rebuilds++
 	n, M := s.n, s.M
 	ie := 1 / s.eps
-	for m := 0; m < M; m++ {
+	s.forClasses(func(m int) {
 		rm := s.alpha0[m*n : (m+1)*n] // row maxima of the exponent (units of ε)
 		for i := range rm {
 			rm[i] = math.Inf(-1)
@@ -80,7 +80,7 @@ func (s *solver) evalPhi() float64 {
 			s.v[q] = 1
 		}
 		s.need[m] = false
-	}
+	})
 	// water filling with a_m(i) = log s_m(i) + rowmax_m(i)
 	a, al := s.wfA, s.wfT
 	for i := 0; i < n; i++ {
@@ -103,15 +103,14 @@ func (s *solver) evalPhi() float64 {
 			s.p[k] = s.u[k] * s.s[k]
 		}
 	}
-	var phi, mass float64
-	s.resid = 0
-	for m := 0; m < M; m++ {
+	part := s.part // per class: Φ part, mass, residual
+	s.forClasses(func(m int) {
 		for k := range s.alpha0[m*n : (m+1)*n] {
 			s.alpha0[m*n+k] *= s.eps
 		}
 		um := s.u[m*n : (m+1)*n]
 		ninv := s.ninv[m]
-		var S, S2 float64
+		var S, S2, phi, mass, res float64
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			kr := s.K[q*n : (q+1)*n]
 			cr := s.ct[q*n : (q+1)*n]
@@ -119,6 +118,9 @@ func (s *solver) evalPhi() float64 {
 			cr = cr[:len(um)]
 			var cs, c1, c2 float64
 			for i, k := range kr {
+				if k == 0 {
+					continue
+				}
 				w := k * um[i]
 				cs += w
 				x := w * cr[i]
@@ -126,7 +128,7 @@ func (s *solver) evalPhi() float64 {
 				c2 += x * cr[i]
 			}
 			s.colsum[q] = cs
-			s.resid += math.Abs(cs - ninv)
+			res += math.Abs(cs - ninv)
 			S += c1
 			S2 += c2
 			phi += s.g[q] * ninv
@@ -136,6 +138,14 @@ func (s *solver) evalPhi() float64 {
 		if !s.zero[m] {
 			phi -= s.lam[m] * s.theta[m]
 		}
+		part[3*m], part[3*m+1], part[3*m+2] = phi, mass, res
+	})
+	var phi, mass float64
+	s.resid = 0
+	for m := 0; m < M; m++ { // fixed order: the sum does not depend on scheduling
+		phi += part[3*m]
+		mass += part[3*m+1]
+		s.resid += part[3*m+2]
 	}
 	return phi - s.eps*mass
 }
@@ -315,3 +325,30 @@ func (s *solver) lambdaSolve(m int) {
 }
 
 const debugNewton = false
+
+// forClasses runs f for every class, on two goroutines when the problem is
+// large enough to pay for them (s.par). Each f(m) touches only class m's
+// data, so the result does not depend on the scheduling.
+func (s *solver) forClasses(f func(m int)) {
+	forClasses(s.M, s.par, f)
+}
+
+func forClasses(M int, par bool, f func(m int)) {
+	if !par || M < 2 {
+		for m := 0; m < M; m++ {
+			f(m)
+		}
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		for m := 1; m < M; m += 2 {
+			f(m)
+		}
+		close(done)
+	}()
+	for m := 0; m < M; m += 2 {
+		f(m)
+	}
+	<-done
+}

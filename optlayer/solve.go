@@ -97,6 +97,8 @@ type solver struct {
 	sweepLambda         bool
 	lmReg               float64
 	cbar                float64 // mean cost
+	par                 bool    // split class work over two goroutines
+	part                []float64
 	idx                 []int
 	amScratch, wfA, wfT []float64
 }
@@ -153,6 +155,7 @@ func newSolver(in *instance) *solver {
 	s.wfA = make([]float64, M)
 	s.wfT = make([]float64, M)
 	s.amScratch = make([]float64, n)
+	s.part = make([]float64, 3*M)
 	return s
 }
 

@@ -504,3 +504,43 @@ func TestIterationLimitBoundsValid(t *testing.T) {
 		}
 	}
 }
+
+// A large single solve splits class work over two goroutines; the answer
+// must be bit-for-bit the serial one.
+func TestParallelSolveMatchesSerial(t *testing.T) {
+	p := gaussProblem(61, parMin+20, 5, 8, 0.1)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := (&Settings{}).config(in)
+	par := solveInstance(in, cfg)
+	cfg.serial = true
+	ser := solveInstance(in, cfg)
+	if !par.st.par || ser.st.par {
+		t.Fatal("parallel flag not set as intended")
+	}
+	if par.Objective != ser.Objective || par.LowerBound != ser.LowerBound || par.Iterations != ser.Iterations {
+		t.Fatalf("parallel %v/%v/%d vs serial %v/%v/%d", par.Objective, par.LowerBound, par.Iterations,
+			ser.Objective, ser.LowerBound, ser.Iterations)
+	}
+	for k := range par.PReg {
+		if par.PReg[k] != ser.PReg[k] || par.P[k] != ser.P[k] {
+			t.Fatalf("P differs at %d", k)
+		}
+	}
+	g := benchGrad(par.M, par.N)
+	a, err := par.VJP(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ser.VJP(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range a {
+		if a[k] != b[k] {
+			t.Fatalf("VJP differs at %d: %v vs %v", k, a[k], b[k])
+		}
+	}
+}

@@ -124,6 +124,7 @@ type config struct {
 	lmReg, epsFactor, epsStart float64                            // tests only
 	stageTol                   float64                            // tests only
 	sweeps                     int                                // tests only
+	serial                     bool                               // no goroutines inside one solve (SolveBatch with workers > 1)
 	forceCG                    bool                               // tests only: iterative backward solve
 }
 
