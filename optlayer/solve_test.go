@@ -181,16 +181,19 @@ func TestDegenerateThetaZero(t *testing.T) {
 		t.Fatalf("ϑ = 0: objective %v, lower bound %v, want 3", r.Objective, r.LowerBound)
 	}
 	n := p.N
+	cnt := make([]float64, 3)
+	for _, y := range p.Labels {
+		cnt[y]++
+	}
 	for m := 0; m < 3; m++ {
 		for i := 0; i < n; i++ {
 			want := 0.0
 			if p.Labels[i] == m {
-				want = r.P[m*n+i] // checked below
+				want = 1 / cnt[m]
 			}
-			if p.Labels[i] != m && r.P[m*n+i] != 0 {
-				t.Fatalf("ϑ = 0 moved mass of class %d to point %d", m, i)
+			if math.Abs(r.P[m*n+i]-want) > 1e-12 || math.Abs(r.PReg[m*n+i]-want) > 1e-12 {
+				t.Fatalf("ϑ = 0: P[%d][%d] = %v, PReg = %v, want P̂ = %v", m, i, r.P[m*n+i], r.PReg[m*n+i], want)
 			}
-			_ = want
 		}
 	}
 	// mixed radii: one class pinned, the others free
