@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -168,4 +169,57 @@ func writeInstance(name string, p *Problem, M int) error {
 		return err
 	}
 	return os.Rename(tmp, name)
+}
+
+// miniSets is the trainer's typical batch (train/risk.go): count mini-sets
+// of n points and M classes from the benchmark family, costs divided by
+// their mean, ϑ = 0.1 (relative), ε = 0.01, Tol = 1e-3.
+func miniSets(count, n, M int) []*Problem {
+	ps := make([]*Problem, count)
+	for k := range ps {
+		p := gaussProblem(int64(1000+k), n, M, 16, 0.1)
+		var mean float64
+		for _, c := range p.Cost {
+			mean += c
+		}
+		mean /= float64(n * n)
+		for j := range p.Cost {
+			p.Cost[j] /= mean
+		}
+		p.Theta = []float64{0.1}
+		ps[k] = p
+	}
+	return ps
+}
+
+// BenchmarkMiniSets is the training step's LFD work: SolveBatch on two
+// workers plus one VJP per mini-set.
+func BenchmarkMiniSets(b *testing.B) {
+	for _, c := range []struct{ count, n, M int }{{32, 10, 2}, {32, 25, 5}, {32, 50, 5}} {
+		b.Run(fmt.Sprintf("%dx/n=%d/M=%d", c.count, c.n, c.M), func(b *testing.B) {
+			ps := miniSets(c.count, c.n, c.M)
+			set := &Settings{Epsilon: 0.01, Tol: 1e-3}
+			g := benchGrad(c.M, c.n)
+			b.ResetTimer()
+			c0 := cpuTime()
+			var iters, gap float64
+			for i := 0; i < b.N; i++ {
+				rs, err := SolveBatch(ps, set, 2)
+				if err != nil {
+					b.Fatal(err)
+				}
+				iters, gap = 0, 0
+				for _, r := range rs {
+					if _, err := r.VJP(g); err != nil {
+						b.Fatal(err)
+					}
+					iters += float64(r.Iterations)
+					gap = math.Max(gap, r.RelGap)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(iters/float64(c.count), "iters")
+			b.ReportMetric(gap, "maxrelgap")
+		})
+	}
 }

@@ -23,9 +23,10 @@ func Solve(p *Problem, s *Settings) (*Result, error) {
 }
 
 const (
-	epsFloor    = 1e-6
-	stageSweeps = 10
-	parMin      = 400 // from this n on a single solve uses two goroutines
+	epsFloor         = 1e-6
+	stageSweeps      = 10
+	stageSweepsSmall = 2   // sweeps per ε stage for n < parMin
+	parMin           = 400 // from this n on a single solve uses two goroutines
 )
 
 func solveInstance(in *instance, cfg config) *Result {
@@ -40,6 +41,11 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	if cfg.sweeps == 0 {
 		cfg.sweeps = stageSweeps
+		if in.n < parMin {
+			// small problems: Newton needs hardly any sweeps to find its
+			// basin, and each sweep costs as much as a Newton step's CG
+			cfg.sweeps = stageSweepsSmall
+		}
 	}
 	if cfg.stageTol == 0 {
 		cfg.stageTol = stageTol
