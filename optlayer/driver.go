@@ -93,7 +93,7 @@ func solveInstance(in *instance, cfg config) *Result {
 				s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
 			}
 		}
-		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.stageTol)
+		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.stageTol, nil)
 		it += steps
 		s.alphaStep()
 		s.setEps(math.Max(epsT, s.eps*cfg.epsFactor))
@@ -105,7 +105,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		s.alphaStep()
 	}
 	for it < cfg.maxIter {
-		steps, failed := s.newton(cfg, cfg.maxIter-it, cfg.regTol)
+		steps, failed := s.newton(cfg, cfg.maxIter-it, cfg.regTol, nil)
 		it += steps + 1
 		r := s.residual()
 		if r <= cfg.regTol || it >= cfg.maxIter {
@@ -134,9 +134,25 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	// Phase C: the regularised optimum is not within Tol of the LP value;
 	// keep decreasing ε for the certificate only.
+	// The certificate is checked after every Newton step (on the evalPhi
+	// state, rounded exactly like cert's), and the stage ends as soon as
+	// it holds. With Plans the plans must match P, so cert alone decides.
+	var stop func() bool
+	if !cfg.plans {
+		stop = func() bool {
+			if ub := s.upperPhi(Ptmp); ub < res.Objective {
+				res.Objective = ub
+				copy(res.P, Ptmp)
+			}
+			if lb := s.lower(); lb > res.LowerBound {
+				res.LowerBound = lb
+			}
+			return certified()
+		}
+	}
 	for !certified() && it < cfg.maxIter && s.eps > epsFloor {
 		s.setEps(math.Max(epsFloor, s.eps/2))
-		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol)
+		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol, stop)
 		it += steps + 1
 		cert()
 	}

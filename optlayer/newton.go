@@ -154,7 +154,10 @@ func (s *solver) evalPhi() float64 {
 // is ≤ tol or maxSteps steps were taken. It returns the number of steps and
 // whether the line search failed. It leaves a column-exact state (the last
 // operation is a column step).
-func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, failed bool) {
+//
+// If stop is not nil it is called after every accepted step (on the state
+// evalPhi leaves) and ends the iteration when it returns true.
+func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool) (steps int, failed bool) {
 	n := s.n
 	for m := 0; m < s.M; m++ {
 		if !s.zero[m] && s.budgetResidClass(m) > 0.5 {
@@ -227,6 +230,9 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64) (steps int, faile
 			t /= 2
 		}
 		steps++
+		if ok && stop != nil && stop() {
+			break
+		}
 		if !ok && debugNewton {
 			println("LS fail: phi", phi, "slope", slope, "dim", dim, "r", r, "cg", st.cgIters)
 		}

@@ -101,6 +101,7 @@ type solver struct {
 	part                []float64
 	idx                 []int
 	amScratch, wfA, wfT []float64
+	rows                []float64 // M×n scratch of upperPhi
 }
 
 func newSolver(in *instance) *solver {
@@ -467,17 +468,70 @@ func (s *solver) lambdaStep(thr float64) {
 // upper rounds the column-exact plan to a feasible one and returns its
 // objective; if P is non-nil the feasible rows are written there.
 func (s *solver) upper(P []float64) float64 {
-	n, M := s.n, s.M
-	var ub float64
 	t := s.wfT
-	for m := 0; m < M; m++ {
+	for m := 0; m < s.M; m++ {
 		t[m] = s.shrink(m)
 	}
+	return s.upperRows(s.p, t, P)
+}
+
+// upperPhi is upper for the state evalPhi leaves (v = 1, column sums
+// s.colsum not yet exact) without changing it: every column is scaled to its
+// exact mass 1/n_m, exactly as the column step would, and the result is
+// mixed with the zero-cost plan as in upper. It returns +Inf when a column
+// carries no mass (no bound then).
+func (s *solver) upperPhi(P []float64) float64 {
+	n, M := s.n, s.M
+	if s.rows == nil {
+		s.rows = make([]float64, M*n)
+	}
+	rows := s.rows
+	for k := range rows {
+		rows[k] = 0
+	}
+	t := s.wfT
+	for m := 0; m < M; m++ {
+		um := s.u[m*n : (m+1)*n]
+		rm := rows[m*n : (m+1)*n]
+		var S float64
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			cs := s.colsum[q]
+			if !(cs > 0) || math.IsInf(cs, 0) {
+				return math.Inf(1)
+			}
+			f := s.ninv[m] / cs
+			kr := s.K[q*n : (q+1)*n]
+			cr := s.ct[q*n : (q+1)*n]
+			kr = kr[:len(um)]
+			cr = cr[:len(um)]
+			for i, k := range kr {
+				if k == 0 {
+					continue
+				}
+				w := k * um[i] * f
+				rm[i] += w
+				S += w * cr[i]
+			}
+		}
+		t[m] = 1
+		if !s.zero[m] && S > s.theta[m]*(1-1e-12) {
+			t[m] = s.theta[m] * (1 - 1e-12) / S
+		}
+	}
+	return s.upperRows(rows, t, P)
+}
+
+// upperRows mixes the column-exact row masses rows (M×n) of every class m
+// with weight t[m] with the zero-cost plan and returns Σ_i max_m P_m(i); if
+// P is non-nil the feasible rows are written there.
+func (s *solver) upperRows(rows, t, P []float64) float64 {
+	n, M := s.n, s.M
+	var ub float64
 	for i := 0; i < n; i++ {
 		y := s.in.labels[i]
 		mx := 0.0
 		for m := 0; m < M; m++ {
-			x := t[m] * s.p[m*n+i]
+			x := t[m] * rows[m*n+i]
 			if m == y {
 				x += (1 - t[m]) * s.ninv[m]
 			}
