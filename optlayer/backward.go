@@ -334,6 +334,7 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 type work struct {
 	s, a, b, rg []float64 // M×n
 	t           []float64 // dim
+	cg          []float64 // 5×dim scratch of solveCG (allocated on first use)
 }
 
 func (st *state) newWork() *work {
@@ -623,7 +624,10 @@ func (st *state) solveDense(rhs, x []float64, w *work) error {
 
 func (st *state) solveCG(rhs, x []float64, w *work) error {
 	dim := len(rhs)
-	pre := make([]float64, dim)
+	if len(w.cg) != 5*dim {
+		w.cg = make([]float64, 5*dim)
+	}
+	pre, r, z, p, Ap := w.cg[:dim], w.cg[dim:2*dim], w.cg[2*dim:3*dim], w.cg[3*dim:4*dim], w.cg[4*dim:]
 	for q := 0; q < st.n; q++ {
 		pre[q] = 1 / st.dgq(q)
 	}
@@ -632,7 +636,7 @@ func (st *state) solveCG(rhs, x []float64, w *work) error {
 			pre[b] = 1 / st.dlm(m)
 		}
 	}
-	r := append([]float64(nil), rhs...)
+	copy(r, rhs)
 	for k := range x {
 		x[k] = 0
 	}
@@ -640,12 +644,10 @@ func (st *state) solveCG(rhs, x []float64, w *work) error {
 	if bn == 0 {
 		return nil
 	}
-	z := make([]float64, dim)
 	for k := range z {
 		z[k] = pre[k] * r[k]
 	}
-	p := append([]float64(nil), z...)
-	Ap := make([]float64, dim)
+	copy(p, z)
 	rz := dot(r, z)
 	maxIt := 20 * dim
 	if maxIt < 1000 {

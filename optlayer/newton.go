@@ -165,10 +165,11 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 		}
 	}
 	phi := s.evalPhi()
-	var st *state
-	var w *work
-	gOld := make([]float64, n)
-	lOld := make([]float64, s.M)
+	st, w := s.nst, s.nw // reused across calls (never the snapshot)
+	if len(s.nbuf) != 2*n+2*s.M {
+		s.nbuf = make([]float64, 2*n+2*s.M)
+	}
+	gOld, lOld := s.nbuf[:n], s.nbuf[n:n+s.M]
 	for steps < maxSteps {
 		r := s.residual()
 		if cfg.trace != nil {
@@ -178,12 +179,14 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 			break
 		}
 		st = s.loadState(st, cfg.cgTol, r, true)
+		s.nst = st
 		st.reg = s.lmReg * r
 		if w == nil || len(w.t) != n+st.L {
 			w = st.newWork()
+			s.nw = w
 		}
 		dim := n + st.L
-		rhs := make([]float64, dim)
+		rhs := s.nbuf[n+s.M : n+s.M+dim]
 		for m := 0; m < s.M; m++ {
 			for q := s.off[m]; q < s.off[m+1]; q++ {
 				rhs[q] = s.eps * (s.ninv[m] - st.colsum[q])
@@ -192,7 +195,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 				rhs[b] = s.eps * (st.S[m] - s.theta[m])
 			}
 		}
-		d := make([]float64, dim)
+		d := w.t // solveCG does not use w.t
 		var err error
 		{ // CG on the sparse γ beats dense Cholesky here at every size
 			st.cgTol = math.Max(1e-12, math.Min(1e-2, 0.1*r))

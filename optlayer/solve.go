@@ -102,6 +102,9 @@ type solver struct {
 	idx                 []int
 	amScratch, wfA, wfT []float64
 	rows                []float64 // M×n scratch of upperPhi
+	nst                 *state    // Newton's KKT state, reused across calls
+	nw                  *work     // Newton's scratch
+	nbuf                []float64 // Newton's g, λ backups and right-hand side
 }
 
 func newSolver(in *instance) *solver {
