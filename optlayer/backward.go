@@ -345,25 +345,33 @@ func (st *state) newWork() *work {
 
 // rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
 func (st *state) rowProducts(x, rg []float64) {
+	if st.par && st.M > 1 {
+		forClasses(st.M, true, func(m int) { st.rowProductsClass(m, x, rg) })
+		return
+	}
+	for m := 0; m < st.M; m++ { // no closure: it would be allocated per call
+		st.rowProductsClass(m, x, rg)
+	}
+}
+
+func (st *state) rowProductsClass(m int, x, rg []float64) {
 	n := st.n
-	forClasses(st.M, st.par, func(m int) {
-		rm := rg[m*n : (m+1)*n]
-		for i := range rm {
-			rm[i] = 0
+	rm := rg[m*n : (m+1)*n]
+	for i := range rm {
+		rm[i] = 0
+	}
+	for q := st.off[m]; q < st.off[m+1]; q++ {
+		xq := x[q]
+		if xq == 0 {
+			continue
 		}
-		for q := st.off[m]; q < st.off[m+1]; q++ {
-			xq := x[q]
-			if xq == 0 {
-				continue
-			}
-			ri := st.ri[st.cp[q]:st.cp[q+1]]
-			gv := st.gv[st.cp[q]:st.cp[q+1]]
-			gv = gv[:len(ri)]
-			for k, i := range ri {
-				rm[i] += gv[k] * xq
-			}
+		ri := st.ri[st.cp[q]:st.cp[q+1]]
+		gv := st.gv[st.cp[q]:st.cp[q+1]]
+		gv = gv[:len(ri)]
+		for k, i := range ri {
+			rm[i] += gv[k] * xq
 		}
-	})
+	}
 }
 
 // colDot returns Σ_i γ(i, j_q) a(i) for column position q (a of length n).
@@ -421,26 +429,13 @@ func (st *state) apply(x, out []float64, w *work) {
 		}
 	}
 	st.project(w.s, w.a)
-	forClasses(M, st.par, func(m int) {
-		dl := 0.0
-		b := st.bi[m]
-		if b >= 0 {
-			dl = x[b]
+	if st.par && M > 1 {
+		forClasses(M, true, func(m int) { st.applyClass(m, x, out, w) })
+	} else {
+		for m := 0; m < M; m++ { // no closure: it would be allocated per call
+			st.applyClass(m, x, out, w)
 		}
-		am := w.a[m*n : (m+1)*n]
-		a0, a1 := st.off[m], st.off[m+1]
-		for q := a0; q < a1; q++ {
-			out[q] = st.colDot(q, am)
-		}
-		var lsum float64
-		for q := a0; q < a1; q++ {
-			out[q] += x[q]*st.colsum[q] - dl*st.qc[q]
-			lsum += x[q] * st.qc[q]
-		}
-		if b >= 0 {
-			out[b] = -(lsum - dl*st.sc2[m] + dot(am, st.pc[m*n:(m+1)*n]))
-		}
-	})
+	}
 	if st.reg > 0 {
 		for q := 0; q < n; q++ {
 			out[q] += st.reg * st.dgq(q) * x[q]
@@ -450,6 +445,29 @@ func (st *state) apply(x, out []float64, w *work) {
 				out[b] += st.reg * st.dlm(m) * x[b]
 			}
 		}
+	}
+}
+
+// applyClass is the column part of apply for class m.
+func (st *state) applyClass(m int, x, out []float64, w *work) {
+	n := st.n
+	dl := 0.0
+	b := st.bi[m]
+	if b >= 0 {
+		dl = x[b]
+	}
+	am := w.a[m*n : (m+1)*n]
+	a0, a1 := st.off[m], st.off[m+1]
+	for q := a0; q < a1; q++ {
+		out[q] = st.colDot(q, am)
+	}
+	var lsum float64
+	for q := a0; q < a1; q++ {
+		out[q] += x[q]*st.colsum[q] - dl*st.qc[q]
+		lsum += x[q] * st.qc[q]
+	}
+	if b >= 0 {
+		out[b] = -(lsum - dl*st.sc2[m] + dot(am, st.pc[m*n:(m+1)*n]))
 	}
 }
 

@@ -21,66 +21,13 @@ func (s *solver) evalPhi() float64 {
 	s.rebuilds++
 	n, M := s.n, s.M
 	ie := 1 / s.eps
-	s.forClasses(func(m int) {
-		rm := s.alpha0[m*n : (m+1)*n] // row maxima of the exponent (units of ε)
-		for i := range rm {
-			rm[i] = math.Inf(-1)
+	if s.par && M > 1 {
+		s.forClasses(s.phiKernel)
+	} else {
+		for m := 0; m < M; m++ { // no closure: it would be allocated per call
+			s.phiKernel(m)
 		}
-		le := s.lam[m] * ie
-		for q := s.off[m]; q < s.off[m+1]; q++ {
-			kr := s.K[q*n : (q+1)*n]
-			cr := s.ct[q*n : (q+1)*n]
-			gq := s.g[q] * ie
-			if s.zero[m] {
-				for i, c := range cr {
-					a := math.Inf(-1)
-					if c == 0 {
-						a = gq
-					}
-					kr[i] = a
-					if a > rm[i] {
-						rm[i] = a
-					}
-				}
-			} else {
-				for i, c := range cr {
-					a := gq - le*c
-					kr[i] = a
-					if a > rm[i] {
-						rm[i] = a
-					}
-				}
-			}
-		}
-		sm := s.s[m*n : (m+1)*n]
-		for i := range sm {
-			sm[i] = 0
-		}
-		for q := s.off[m]; q < s.off[m+1]; q++ {
-			kr := s.K[q*n : (q+1)*n]
-			kr = kr[:len(rm)]
-			for i, a := range kr {
-				d := a - rm[i]
-				if !(d >= -expCut) { // also −∞ − (−∞) in an empty row
-					kr[i] = 0
-					continue
-				}
-				e := math.Exp(d)
-				kr[i] = e
-				sm[i] += e
-			}
-		}
-		for i, r := range rm {
-			if math.IsInf(r, -1) {
-				rm[i] = 0 // empty row of a ϑ = 0 class
-			}
-		}
-		for q := s.off[m]; q < s.off[m+1]; q++ {
-			s.g0[q] = s.g[q]
-			s.v[q] = 1
-		}
-		s.need[m] = false
-	})
+	}
 	// water filling with a_m(i) = log s_m(i) + rowmax_m(i)
 	a, al := s.wfA, s.wfT
 	for i := 0; i < n; i++ {
@@ -103,43 +50,14 @@ func (s *solver) evalPhi() float64 {
 			s.p[k] = s.u[k] * s.s[k]
 		}
 	}
-	part := s.part // per class: Φ part, mass, residual
-	s.forClasses(func(m int) {
-		for k := range s.alpha0[m*n : (m+1)*n] {
-			s.alpha0[m*n+k] *= s.eps
+	if s.par && M > 1 {
+		s.forClasses(s.phiClass)
+	} else {
+		for m := 0; m < M; m++ {
+			s.phiClass(m)
 		}
-		um := s.u[m*n : (m+1)*n]
-		ninv := s.ninv[m]
-		var S, S2, phi, mass, res float64
-		for q := s.off[m]; q < s.off[m+1]; q++ {
-			kr := s.K[q*n : (q+1)*n]
-			cr := s.ct[q*n : (q+1)*n]
-			kr = kr[:len(um)]
-			cr = cr[:len(um)]
-			var cs, c1, c2 float64
-			for i, k := range kr {
-				if k == 0 {
-					continue
-				}
-				w := k * um[i]
-				cs += w
-				x := w * cr[i]
-				c1 += x
-				c2 += x * cr[i]
-			}
-			s.colsum[q] = cs
-			res += math.Abs(cs - ninv)
-			S += c1
-			S2 += c2
-			phi += s.g[q] * ninv
-			mass += cs
-		}
-		s.S[m], s.S2[m] = S, S2
-		if !s.zero[m] {
-			phi -= s.lam[m] * s.theta[m]
-		}
-		part[3*m], part[3*m+1], part[3*m+2] = phi, mass, res
-	})
+	}
+	part := s.part
 	var phi, mass float64
 	s.resid = 0
 	for m := 0; m < M; m++ { // fixed order: the sum does not depend on scheduling
@@ -148,6 +66,113 @@ func (s *solver) evalPhi() float64 {
 		s.resid += part[3*m+2]
 	}
 	return phi - s.eps*mass
+}
+
+// phiKernel is evalPhi's kernel pass for class m: log-domain exponents,
+// row maxima in s.alpha0, then the kernel and its row sums s.s.
+func (s *solver) phiKernel(m int) {
+	n := s.n
+	ie := 1 / s.eps
+	rm := s.alpha0[m*n : (m+1)*n] // row maxima of the exponent (units of ε)
+	for i := range rm {
+		rm[i] = math.Inf(-1)
+	}
+	le := s.lam[m] * ie
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		kr := s.K[q*n : (q+1)*n]
+		cr := s.ct[q*n : (q+1)*n]
+		gq := s.g[q] * ie
+		if s.zero[m] {
+			for i, c := range cr {
+				a := math.Inf(-1)
+				if c == 0 {
+					a = gq
+				}
+				kr[i] = a
+				if a > rm[i] {
+					rm[i] = a
+				}
+			}
+		} else {
+			for i, c := range cr {
+				a := gq - le*c
+				kr[i] = a
+				if a > rm[i] {
+					rm[i] = a
+				}
+			}
+		}
+	}
+	sm := s.s[m*n : (m+1)*n]
+	for i := range sm {
+		sm[i] = 0
+	}
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		kr := s.K[q*n : (q+1)*n]
+		kr = kr[:len(rm)]
+		for i, a := range kr {
+			d := a - rm[i]
+			if !(d >= -expCut) { // also −∞ − (−∞) in an empty row
+				kr[i] = 0
+				continue
+			}
+			e := math.Exp(d)
+			kr[i] = e
+			sm[i] += e
+		}
+	}
+	for i, r := range rm {
+		if math.IsInf(r, -1) {
+			rm[i] = 0 // empty row of a ϑ = 0 class
+		}
+	}
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		s.g0[q] = s.g[q]
+		s.v[q] = 1
+	}
+	s.need[m] = false
+}
+
+// phiClass is evalPhi's column pass for class m: S, S2, column sums and the
+// class's parts of Φ, mass and residual (in s.part).
+func (s *solver) phiClass(m int) {
+	n := s.n
+	part := s.part // per class: Φ part, mass, residual
+
+	for k := range s.alpha0[m*n : (m+1)*n] {
+		s.alpha0[m*n+k] *= s.eps
+	}
+	um := s.u[m*n : (m+1)*n]
+	ninv := s.ninv[m]
+	var S, S2, phi, mass, res float64
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		kr := s.K[q*n : (q+1)*n]
+		cr := s.ct[q*n : (q+1)*n]
+		kr = kr[:len(um)]
+		cr = cr[:len(um)]
+		var cs, c1, c2 float64
+		for i, k := range kr {
+			if k == 0 {
+				continue
+			}
+			w := k * um[i]
+			cs += w
+			x := w * cr[i]
+			c1 += x
+			c2 += x * cr[i]
+		}
+		s.colsum[q] = cs
+		res += math.Abs(cs - ninv)
+		S += c1
+		S2 += c2
+		phi += s.g[q] * ninv
+		mass += cs
+	}
+	s.S[m], s.S2[m] = S, S2
+	if !s.zero[m] {
+		phi -= s.lam[m] * s.theta[m]
+	}
+	part[3*m], part[3*m+1], part[3*m+2] = phi, mass, res
 }
 
 // newton runs damped Newton steps on Φ at the current ε until the residual
