@@ -74,6 +74,8 @@ type state struct {
 	g       []float64 // by position
 	p       []float64 // M×n row sums of γ
 	active  []bool    // M×n: α_m(i) > 0 and p_m(i) > 0
+	pinv    []float64 // M×n: 1/p_m(i) on the active set, 0 elsewhere
+	dinv    []float64 // per row: 1/Σ_m pinv_m(i), 0 for a row without active class
 	bi      []int     // class → index of its λ in the reduced system, or −1
 	L       int       // number of active budgets
 	pc      []float64 // M×n: Σ_j γ c per row
@@ -176,8 +178,26 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 			st.L++
 		}
 	}
+	if len(st.pinv) != M*n {
+		st.pinv = make([]float64, M*n)
+		st.dinv = make([]float64, n)
+	}
 	for k := range st.active {
 		st.active[k] = st.alpha[k] > 0 && st.p[k] > 0
+		st.pinv[k] = 0
+		if st.active[k] {
+			st.pinv[k] = 1 / st.p[k]
+		}
+	}
+	for i := 0; i < n; i++ {
+		var den float64
+		for m := 0; m < M; m++ {
+			den += st.pinv[m*n+i]
+		}
+		st.dinv[i] = 0
+		if den > 0 {
+			st.dinv[i] = 1 / den
+		}
 	}
 	return st
 }
@@ -391,31 +411,20 @@ func (st *state) colDot(q int, a []float64) float64 {
 func (st *state) project(s, a []float64) {
 	n, M := st.n, st.M
 	for i := 0; i < n; i++ {
-		var num, den float64
-		for m := 0; m < M; m++ {
-			k := m*n + i
-			if st.active[k] {
-				num += s[k] / st.p[k]
-				den += 1 / st.p[k]
-			}
+		var num float64
+		for k := i; k < M*n; k += n {
+			num += s[k] * st.pinv[k]
 		}
-		tau := 0.0
-		if den > 0 {
-			tau = num / den
-		}
-		for m := 0; m < M; m++ {
-			k := m*n + i
-			if st.active[k] {
-				a[k] = (tau - s[k]) / st.p[k]
-			} else {
-				a[k] = 0
-			}
+		tau := num * st.dinv[i]
+		for k := i; k < M*n; k += n {
+			a[k] = (tau - s[k]) * st.pinv[k]
 		}
 	}
 }
 
 // apply computes out = H x for the reduced system.
 func (st *state) apply(x, out []float64, w *work) {
+	nApply++
 	n, M := st.n, st.M
 	st.rowProducts(x, w.rg)
 	for m := 0; m < M; m++ {
