@@ -424,7 +424,6 @@ func (st *state) project(s, a []float64) {
 
 // apply computes out = H x for the reduced system.
 func (st *state) apply(x, out []float64, w *work) {
-	nApply++
 	n, M := st.n, st.M
 	st.rowProducts(x, w.rg)
 	for m := 0; m < M; m++ {
