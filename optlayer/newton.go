@@ -280,6 +280,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 // column renormalised (g eliminated) at multiplier lam and the current α:
 // S(λ) = Σ_j (1/n_m) E_{w_j}[c], w_j(i) ∝ exp(−(α_m(i) + λ c(i,j))/ε).
 func (s *solver) budgetAt(m int, lam float64) (S, dS float64) {
+	s.budgetEvals++
 	n := s.n
 	ie := 1 / s.eps
 	am := s.alpha[m*n : (m+1)*n]
@@ -318,18 +319,30 @@ func (s *solver) budgetAt(m int, lam float64) (S, dS float64) {
 func (s *solver) lambdaSolve(m int) {
 	th := s.theta[m]
 	lo, hi := 0.0, math.Inf(1)
-	S, dS := s.budgetAt(m, 0)
-	if S <= th {
-		s.lam[m] = 0
-		s.need[m] = true
-		return
-	}
 	lam := s.lam[m]
-	if lam <= 0 {
-		lam = s.eps / th
+	var S, dS float64
+	have := false // S, dS hold the value at lam
+	if lam > 0 {
+		// S is decreasing in λ: S(λ) > ϑ already rules out λ = 0, which
+		// saves the probe at 0 (the usual case after an ε stage)
+		S, dS = s.budgetAt(m, lam)
+		have = true
+	}
+	if !have || S <= th {
+		if S0, _ := s.budgetAt(m, 0); S0 <= th {
+			s.lam[m] = 0
+			s.need[m] = true
+			return
+		}
+		if !have {
+			lam = s.eps / th
+		}
 	}
 	for k := 0; k < 200; k++ {
-		S, dS = s.budgetAt(m, lam)
+		if !have {
+			S, dS = s.budgetAt(m, lam)
+		}
+		have = false
 		if math.Abs(S/th-1) <= 0.05 { // Newton polishes the rest
 			break
 		}

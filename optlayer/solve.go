@@ -94,6 +94,7 @@ type solver struct {
 	colsum              []float64 // per position (evalPhi)
 	resid               float64   // Σ_j |column sum − 1/n_m| seen by the last column step
 	rebuilds, cgIters   int
+	budgetEvals         int // budgetAt calls (one class each)
 	sweepLambda         bool
 	lmReg               float64
 	cbar                float64 // mean cost
