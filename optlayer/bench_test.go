@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The benchmark family: Gaussian embeddings in 16 dimensions with
@@ -38,7 +39,9 @@ func BenchmarkForwardBackward(b *testing.B) {
 			b.ResetTimer()
 			var r *Result
 			c0 := cpuTime()
+			best := time.Duration(math.MaxInt64)
 			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
 				var err error
 				r, err = Solve(p, nil)
 				if err != nil {
@@ -47,8 +50,11 @@ func BenchmarkForwardBackward(b *testing.B) {
 				if _, err := r.VJP(g); err != nil {
 					b.Fatal(err)
 				}
+				best = min(best, time.Since(t0))
 			}
 			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+			// the fastest single run: the least disturbed by other load
+			b.ReportMetric(float64(best)/1e6, "min-ms")
 			b.ReportMetric(r.RelGap, "relgap")
 			b.ReportMetric(r.Objective, "objective")
 			b.ReportMetric(float64(r.Iterations), "iters")
@@ -203,7 +209,9 @@ func BenchmarkMiniSets(b *testing.B) {
 			b.ResetTimer()
 			c0 := cpuTime()
 			var iters, gap float64
+			best := time.Duration(math.MaxInt64)
 			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
 				rs, err := SolveBatch(ps, set, 2)
 				if err != nil {
 					b.Fatal(err)
@@ -216,7 +224,9 @@ func BenchmarkMiniSets(b *testing.B) {
 					iters += float64(r.Iterations)
 					gap = math.Max(gap, r.RelGap)
 				}
+				best = min(best, time.Since(t0))
 			}
+			b.ReportMetric(float64(best)/1e6, "min-ms")
 			b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(iters/float64(c.count), "iters")
 			b.ReportMetric(gap, "maxrelgap")
