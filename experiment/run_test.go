@@ -144,3 +144,31 @@ func ints(x []int64) []int {
 	}
 	return out
 }
+
+// TestResumeReproducesRun: a run continued with Resume from its checkpoints
+// (here the final ones, after results.json is lost) gives the same results
+// as the uninterrupted run; a checkpoint of another config is refused.
+func TestResumeReproducesRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg := synthConfig(t, "train.steps=6", "train.checkpoint_every=3", "eval.methods=[drknn,embedding_knn]")
+	a, err := Run(cfg, Options{OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Run(cfg, Options{OutDir: dir, Resume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Episodes {
+		if a.Episodes[i].FinalRisk != b.Episodes[i].FinalRisk || a.Methods["drknn"].PerRepeat[i] != b.Methods["drknn"].PerRepeat[i] {
+			t.Fatalf("repeat %d differs after resume: %+v vs %+v", i+1, a.Episodes[i], b.Episodes[i])
+		}
+	}
+	other := synthConfig(t, "train.steps=6", "train.checkpoint_every=3", "train.lr=0.02", "eval.methods=[drknn]")
+	if _, err := Run(other, Options{OutDir: dir, Resume: true}); err == nil {
+		t.Fatal("resume accepted checkpoints written under another config")
+	}
+}
