@@ -68,10 +68,11 @@ func chooseTheta(cfg train.Config, shape []int, x []float32, y []int, seed int64
 				return nil, fmt.Errorf("cross-validation: fold %d leaves a class without training points (shots too small for cv_folds = %d)", f, folds)
 			}
 			th := []float64{theta}
-			net, _, err := fitTrain(cfg, shape, trX, trY, th, seed, "", "", false, nil)
+			net, tr, err := fitTrain(cfg, shape, trX, trY, th, seed, "", "", false, nil)
 			if err != nil {
 				return nil, fmt.Errorf("cross-validation ϑ = %g, fold %d: %w", theta, f, err)
 			}
+			tr.Close()
 			et, err := net.Embed(trX, len(trY))
 			if err != nil {
 				return nil, err

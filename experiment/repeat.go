@@ -160,6 +160,7 @@ func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *
 	if err != nil {
 		return nil, err
 	}
+	defer tr.Close()
 	if h := tr.History(); len(h) > 0 {
 		rec.FinalRisk = h[len(h)-1].Risk
 		log.printf("repeat %d: %d steps, risk %.4f → %.4f, last mean certified gap %.2e", r+1, len(h), h[0].Risk, rec.FinalRisk, h[len(h)-1].MeanRelGap)

@@ -47,7 +47,6 @@ type Trainer struct {
 	vm      G.VM
 	adam    *model.Adam
 	risk    *lossop.Loss
-	last    RiskResult // the latest forward pass's risk, gradient and solver stats
 	sampler *datasets.MiniSetSampler
 	history []StepStats
 }
@@ -109,6 +108,9 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	return t, nil
 }
 
+// Close releases the trainer's Gorgonia machine. The Net stays usable.
+func (t *Trainer) Close() error { return t.vm.Close() }
+
 // StepsDone is the number of steps taken (including restored ones).
 func (t *Trainer) StepsDone() int { return len(t.history) }
 
@@ -135,16 +137,21 @@ func (t *Trainer) Step() (StepStats, error) {
 	}
 	// The risk op solves every mini-set's LFD in the forward pass and
 	// hands the exact gradient to the graph in the backward pass.
+	// The closure must not capture t: the graph holds it, and a cycle
+	// through Gorgonia's tape machine (which has a finaliser) is never
+	// collected — that leaked every trainer's weights and buffers.
+	var r RiskResult
+	rs := t.s.Risk
 	t.risk.SetFunc(func(e []float64, n, d int) (float64, []float64, error) {
-		r, err := WorstCaseRisk(e, n, d, sets, t.s.Risk)
-		t.last = r
-		return r.Risk, r.Grad, err
+		res, err := WorstCaseRisk(e, n, d, sets, rs)
+		r = res
+		return res.Risk, res.Grad, err
 	})
+	defer t.risk.SetFunc(nil)
 	defer t.vm.Reset()
 	if err := t.vm.RunAll(); err != nil {
 		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
 	}
-	r := t.last
 	if err := t.adam.Step(); err != nil {
 		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
 	}
