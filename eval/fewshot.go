@@ -342,6 +342,10 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
 	}
 	spec := lossop.New("FewShotLoss", nil)
+	// Drop the last loss closure when done, so that nothing the graph holds
+	// reaches back to this fit (Gorgonia's tape machine has a finaliser, and
+	// a cycle through it is never collected).
+	defer spec.SetFunc(nil)
 	loss, err := spec.Apply(emb)
 	if err != nil {
 		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
