@@ -70,21 +70,11 @@ type Results struct {
 	Seconds  float64                 `json:"seconds"`
 }
 
-// dataSubdir is each data set's folder under the data root.
-func dataSubdir(name string) string {
-	switch name {
-	case "cifar10":
-		return filepath.Join("cifar-10", "cifar-10-batches-bin")
-	default:
-		return name
-	}
-}
-
 // LoadData reads the configured data set.
 func LoadData(cfg train.Config) (*datasets.Dataset, error) {
 	dir := cfg.DataDir
 	if dir == "" && !datasets.Synthetic(cfg.Dataset) {
-		dir = filepath.Join(datadir.Dir(), dataSubdir(cfg.Dataset))
+		dir = filepath.Join(datadir.Dir(), datasets.Subdir(cfg.Dataset))
 	}
 	opts := datasets.Options{Grey: cfg.Data.Grey, Size: cfg.Data.Size, Seed: cfg.Seed, PerClass: cfg.Data.Synthetic}
 	if cfg.Dataset == "miniimagenet" {
