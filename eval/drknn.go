@@ -59,14 +59,7 @@ func (c *DrKNN) Votes(q []float64, nq int) ([]float64, error) {
 
 // Predict returns argmax_m p̃_m(ξ) for each query under c.Tie.
 func (c *DrKNN) Predict(q []float64, nq int) ([]int, error) {
-	v, counts, err := c.votes(q, nq)
-	if err != nil {
-		return nil, err
-	}
-	if c.Tie == TieLowestIndex {
-		counts = nil
-	}
-	return predictFromVotes(v, nq, c.base.m, counts), nil
+	return predictWithTie(c.votes, q, nq, c.base.m, c.Tie)
 }
 
 // EntropyNorm says how TruncatedDrKNN normalises the entropy of a training
@@ -250,12 +243,18 @@ func (c *TruncatedDrKNN) Votes(q []float64, nq int) ([]float64, error) {
 
 // Predict returns argmax_m p̃_m(ξ) over the kept points under c.Tie.
 func (c *TruncatedDrKNN) Predict(q []float64, nq int) ([]int, error) {
-	v, counts, err := c.votes(q, nq)
+	return predictWithTie(c.votes, q, nq, c.base.m, c.Tie)
+}
+
+// predictWithTie computes the votes and takes their argmax under tie: the
+// vanilla k-NN count breaks class ties unless tie is TieLowestIndex.
+func predictWithTie(votes func([]float64, int) ([]float64, []int, error), q []float64, nq, m int, tie TieRule) ([]int, error) {
+	v, counts, err := votes(q, nq)
 	if err != nil {
 		return nil, err
 	}
-	if c.Tie == TieLowestIndex {
+	if tie == TieLowestIndex {
 		counts = nil
 	}
-	return predictFromVotes(v, nq, c.base.m, counts), nil
+	return predictFromVotes(v, nq, m, counts), nil
 }

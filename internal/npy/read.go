@@ -118,27 +118,38 @@ func toC[T any](v []T, h *Header) []T {
 	return out
 }
 
-// DecodeFloat64 reads a rank-1 or rank-2 float64 or float32 array from r,
-// returning its elements in C order and its shape. With rejectNonFinite a
-// NaN or ±Inf element is an error naming its index.
-func DecodeFloat64(r io.Reader, rejectNonFinite bool) ([]float64, []int, error) {
+// readArray reads the header and the raw payload of a rank-1 or rank-2
+// array of the given kind (want names the accepted dtypes in errors) and
+// returns them with the payload's byte order.
+func readArray(r io.Reader, kind Kind, want string) (*Header, []byte, binary.ByteOrder, error) {
 	h, err := ReadHeader(r)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	if h.Kind != Float {
-		return nil, nil, fmt.Errorf("%w %q: want float64 or float32", ErrDtype, h.Descr)
+	if h.Kind != kind {
+		return nil, nil, nil, fmt.Errorf("%w %q: want %s", ErrDtype, h.Descr, want)
 	}
 	if err := checkRank(h); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	b, err := readPayload(r, h)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var order binary.ByteOrder = binary.LittleEndian
 	if h.BigEndian {
 		order = binary.BigEndian
+	}
+	return h, b, order, nil
+}
+
+// DecodeFloat64 reads a rank-1 or rank-2 float64 or float32 array from r,
+// returning its elements in C order and its shape. With rejectNonFinite a
+// NaN or ±Inf element is an error naming its index.
+func DecodeFloat64(r io.Reader, rejectNonFinite bool) ([]float64, []int, error) {
+	h, b, order, err := readArray(r, Float, "float64 or float32")
+	if err != nil {
+		return nil, nil, err
 	}
 	v := make([]float64, h.Len())
 	for i := range v {
@@ -162,23 +173,9 @@ func DecodeFloat64(r io.Reader, rejectNonFinite bool) ([]float64, []int, error) 
 // DecodeInt64 reads a rank-1 or rank-2 int64 or int32 array from r,
 // returning its elements in C order and its shape.
 func DecodeInt64(r io.Reader) ([]int64, []int, error) {
-	h, err := ReadHeader(r)
+	h, b, order, err := readArray(r, Int, "int64 or int32")
 	if err != nil {
 		return nil, nil, err
-	}
-	if h.Kind != Int {
-		return nil, nil, fmt.Errorf("%w %q: want int64 or int32", ErrDtype, h.Descr)
-	}
-	if err := checkRank(h); err != nil {
-		return nil, nil, err
-	}
-	b, err := readPayload(r, h)
-	if err != nil {
-		return nil, nil, err
-	}
-	var order binary.ByteOrder = binary.LittleEndian
-	if h.BigEndian {
-		order = binary.BigEndian
 	}
 	v := make([]int64, h.Len())
 	for i := range v {
