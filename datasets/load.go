@@ -20,6 +20,9 @@ type Options struct {
 	// comma-separated list of sets ("background,evaluation"), overriding
 	// Omniglot.Sets.
 	Split string
+	// OneHot: lung-cancer encodes each nominal attribute as 4 indicator
+	// features (Shape [224], see LungOneHot) instead of value/3.
+	OneHot bool
 	// Omniglot holds the remaining Omniglot settings.
 	Omniglot OmniglotOptions
 	// Synthetic data sets: classes, samples per class, noise standard
@@ -37,9 +40,15 @@ var loaders = map[string]struct {
 	subdir string
 	load   func(dir string, o Options) (*Dataset, error)
 }{
-	"mnist":       {"mnist", func(dir string, o Options) (*Dataset, error) { return ReadMNIST(dir) }},
-	"cifar10":     {"cifar-10", func(dir string, o Options) (*Dataset, error) { return ReadCIFAR10(dir, CIFAROptions{Grey: o.Grey}) }},
-	"lung-cancer": {"lung-cancer", func(dir string, o Options) (*Dataset, error) { return ReadLungCancer(dir) }},
+	"mnist":   {"mnist", func(dir string, o Options) (*Dataset, error) { return ReadMNIST(dir) }},
+	"cifar10": {"cifar-10", func(dir string, o Options) (*Dataset, error) { return ReadCIFAR10(dir, CIFAROptions{Grey: o.Grey}) }},
+	"lung-cancer": {"lung-cancer", func(dir string, o Options) (*Dataset, error) {
+		d, err := ReadLungCancer(dir)
+		if err != nil || !o.OneHot {
+			return d, err
+		}
+		return LungOneHot(d)
+	}},
 	"synthetic-gauss": {"", func(_ string, o Options) (*Dataset, error) {
 		return SyntheticGauss(SyntheticSettings{Classes: o.Classes, PerClass: o.PerClass, Noise: o.Noise, Seed: o.Seed})
 	}},

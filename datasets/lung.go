@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -147,6 +148,37 @@ func (t *LungTable) Dataset() (*Dataset, error) {
 		}
 	}
 	return d, nil
+}
+
+// LungOneHot returns a copy of a Lung Cancer data set (Shape [56], values
+// v/3 for v = 0…3, as ReadLungCancer returns) with every attribute replaced
+// by 4 indicator features: feature 4a+v is 1 when attribute a has value v,
+// else 0 (Shape [224]). The distance between two rows then counts the
+// attributes on which they differ, whatever the values' order. A value that
+// is not one of 0, 1/3, 2/3, 1 is an error naming the row and attribute.
+func LungOneHot(d *Dataset) (*Dataset, error) {
+	if len(d.Shape) != 1 || d.Shape[0] != LungAttributes {
+		return nil, fmt.Errorf("lung-cancer one-hot: samples of shape %v, want [%d]", d.Shape, LungAttributes)
+	}
+	if err := d.Validate(); err != nil {
+		return nil, fmt.Errorf("lung-cancer one-hot: %w", err)
+	}
+	const width = lungMaxValue + 1
+	out := &Dataset{Name: d.Name, Shape: []int{LungAttributes * width}, Classes: d.Classes,
+		Labels: append([]int(nil), d.Labels...), X: make([]float32, d.Len()*LungAttributes*width)}
+	if d.Files != nil {
+		out.Files = append([]string(nil), d.Files...)
+	}
+	for i := 0; i < d.Len(); i++ {
+		for a, f := range d.Sample(i) {
+			v := math.Round(float64(f) * lungMaxValue)
+			if !(math.Abs(float64(f)*lungMaxValue-v) < 1e-4) || v < 0 || v > lungMaxValue {
+				return nil, fmt.Errorf("lung-cancer one-hot: row %d attribute %d is %g, not a value v/3 with v in 0…%d", i, a+1, f, lungMaxValue)
+			}
+			out.X[(i*LungAttributes+a)*width+int(v)] = 1
+		}
+	}
+	return out, nil
 }
 
 // ReadLungCancer reads the UCI Lung Cancer data from path, which is either

@@ -220,3 +220,85 @@ func readFileT(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// One-hot by hand: row 0 has attribute values 0, 1, 2, 3, 0, 0, …; row 1
+// all 3. Feature 4a+v is 1 exactly when attribute a has value v.
+func TestLungOneHotHandWorked(t *testing.T) {
+	r0 := constAttrs(0)
+	r0[1], r0[2], r0[3] = 1, 2, 3
+	tab, err := ParseLungCancer(strings.NewReader(lungRow(1, r0) + "\n" + lungRow(2, constAttrs(3)) + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := tab.Dataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oh, err := LungOneHot(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equalInts(oh.Shape, []int{224}) || oh.Len() != 2 || !equalInts(oh.Labels, []int{0, 1}) {
+		t.Fatalf("shape %v, %d rows, labels %v", oh.Shape, oh.Len(), oh.Labels)
+	}
+	want0 := []float32{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0}
+	for i, w := range want0 {
+		if got := oh.Sample(0)[i]; got != w {
+			t.Fatalf("row 0 feature %d = %v, want %v (first 20: %v)", i, got, w, oh.Sample(0)[:20])
+		}
+	}
+	for i, v := range oh.Sample(1) {
+		if w := float32(map[bool]int{true: 1, false: 0}[i%4 == 3]); v != w {
+			t.Fatalf("row 1 feature %d = %v, want %v", i, v, w)
+		}
+	}
+	// Rows 0 and 1 differ in 55 attributes (attribute 3 is 3 in both):
+	// squared distance 2·55.
+	var d2 float64
+	for i := range oh.Sample(0) {
+		e := float64(oh.Sample(0)[i] - oh.Sample(1)[i])
+		d2 += e * e
+	}
+	if d2 != 110 {
+		t.Fatalf("squared distance %v, want 110", d2)
+	}
+	d.X[5] = 0.5
+	if _, err := LungOneHot(d); err == nil || !strings.Contains(err.Error(), "row 0 attribute 6") {
+		t.Fatalf("value 0.5: error %v", err)
+	}
+	if _, err := LungOneHot(oh); err == nil {
+		t.Fatal("accepted a one-hot data set (shape [224])")
+	}
+}
+
+func TestLungOneHotReal(t *testing.T) {
+	dir, err := datadir.Require("lung-cancer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Load("lung-cancer", dir, Options{OneHot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := ReadLungCancer(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Len() != 32 || !equalInts(d.Shape, []int{224}) || !equalInts(d.Labels, plain.Labels) {
+		t.Fatalf("%d rows of shape %v", d.Len(), d.Shape)
+	}
+	for i := 0; i < d.Len(); i++ {
+		for a := 0; a < LungAttributes; a++ {
+			v := plain.Sample(i)[a] * 3
+			for k := 0; k < 4; k++ {
+				w := float32(0)
+				if float32(k) == v {
+					w = 1
+				}
+				if got := d.Sample(i)[4*a+k]; got != w {
+					t.Fatalf("row %d attribute %d (value %v): indicator %d is %v", i, a, v, k, got)
+				}
+			}
+		}
+	}
+}

@@ -61,6 +61,7 @@ func trainSettings(cfg train.Config, theta []float64, seed int64, n int) train.S
 	}
 	return train.Settings{Steps: cfg.Train.Steps, LR: cfg.Train.LR, Minisets: cfg.Train.Minisets,
 		MinisetSize: size, Seed: seed,
+		Augment: datasets.AugmentSettings{Shift: cfg.Train.Augment.Shift, Flip: cfg.Train.Augment.Flip},
 		Risk: train.RiskSettings{Ways: cfg.Ways, Metric: metricOf(cfg.Train.Metric), Theta: theta,
 			Normalize: cfg.Train.ThetaRelative,
 			Solver:    optlayer.Settings{Epsilon: cfg.Train.Epsilon, Tol: cfg.Train.Tol}, Workers: 1}}
@@ -139,6 +140,9 @@ func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *
 	}
 	trainSet, querySet := d.Subset(ep.TrainIndex), d.Subset(ep.QueryIndex)
 	n, nq := len(ep.TrainIndex), len(ep.QueryIndex)
+	if err := standardize(cfg.Data.Standardize, trainSet, querySet); err != nil {
+		return nil, err
+	}
 
 	theta, err := chooseTheta(cfg, d.Shape, trainSet.X, ep.TrainLabels, seed, log, r)
 	if err != nil {
@@ -222,6 +226,32 @@ func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *
 	rec.Seconds = time.Since(start).Seconds()
 	out.episode = rec
 	return out, nil
+}
+
+// standardize applies data.standardize to an episode's samples in place:
+// "sample" rescales each sample on its own; "channel" uses the mean and
+// standard deviation of each channel (or feature) over the training
+// samples alone, for training and query samples alike.
+func standardize(mode string, trainSet, querySet *datasets.Dataset) error {
+	switch mode {
+	case "", "none":
+		return nil
+	case "sample":
+		if err := datasets.StandardizeSamples(trainSet.X, trainSet.Len(), trainSet.SampleSize()); err != nil {
+			return err
+		}
+		return datasets.StandardizeSamples(querySet.X, querySet.Len(), querySet.SampleSize())
+	case "channel":
+		mean, sd, err := datasets.ChannelStats(trainSet.X, trainSet.Len(), trainSet.Shape)
+		if err != nil {
+			return err
+		}
+		if err := datasets.StandardizeChannels(trainSet.X, trainSet.Len(), trainSet.Shape, mean, sd); err != nil {
+			return err
+		}
+		return datasets.StandardizeChannels(querySet.X, querySet.Len(), querySet.Shape, mean, sd)
+	}
+	return fmt.Errorf("data.standardize = %q: want none, sample or channel", mode)
 }
 
 func int64s(x []int) []int64 {

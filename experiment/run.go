@@ -76,7 +76,7 @@ func LoadData(cfg train.Config) (*datasets.Dataset, error) {
 	if dir == "" && !datasets.Synthetic(cfg.Dataset) {
 		dir = filepath.Join(datadir.Dir(), datasets.Subdir(cfg.Dataset))
 	}
-	opts := datasets.Options{Grey: cfg.Data.Grey, Size: cfg.Data.Size, Seed: cfg.Seed, PerClass: cfg.Data.Synthetic}
+	opts := datasets.Options{Grey: cfg.Data.Grey, Size: cfg.Data.Size, Seed: cfg.Seed, PerClass: cfg.Data.Synthetic, OneHot: cfg.Data.OneHot}
 	if cfg.Dataset == "miniimagenet" {
 		opts.Split = cfg.Data.Split
 	}

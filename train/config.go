@@ -40,6 +40,15 @@ type DataConfig struct {
 	Omniglot  string `yaml:"omniglot" json:"omniglot"`   // "characters" (default) or "alphabets" as classes
 	Split     string `yaml:"split" json:"split"`         // miniImageNet split: train, val or test
 	Synthetic int    `yaml:"synthetic" json:"synthetic"` // samples per class for synthetic data sets (0 = default)
+	// Standardize rescales every method's input per episode: "none" (or ""),
+	// "sample" (each sample to mean 0, standard deviation 1 over its own
+	// values) or "channel" (each image channel, or each feature of a row, to
+	// mean 0, standard deviation 1 over the episode's M·K training samples
+	// only; queries use the training statistics).
+	Standardize string `yaml:"standardize" json:"standardize"`
+	// OneHot encodes Lung Cancer's 56 nominal attributes (values 0…3) as
+	// 4 indicator features each (224 features) instead of value/3.
+	OneHot bool `yaml:"onehot" json:"onehot"`
 }
 
 // ModelConfig is the feature extractor.
@@ -65,6 +74,17 @@ type TrainConfig struct {
 	Epsilon         float64   `yaml:"epsilon" json:"epsilon"`                   // LFD entropic regularisation
 	Tol             float64   `yaml:"tol" json:"tol"`                           // LFD certified relative gap
 	CheckpointEvery int       `yaml:"checkpoint_every" json:"checkpoint_every"` // steps between checkpoints (0 = only at the end)
+	Augment         Augment   `yaml:"augment" json:"augment"`                   // random transformations of the training images at each step
+}
+
+// Augment is the data augmentation of Dr.k-NN's training: at every step
+// each of the M·K training images is moved by a random offset and, with
+// Flip, mirrored with probability 1/2; the draws come from the step's seeded
+// generator. Queries and the final embedding of the training samples are
+// never augmented. Zero values = off.
+type Augment struct {
+	Shift int  `yaml:"shift" json:"shift"` // largest shift in pixels (zero padding), 0 = none
+	Flip  bool `yaml:"flip" json:"flip"`   // random left–right mirror (not for digits or characters)
 }
 
 // EvalConfig is the evaluation.
@@ -319,6 +339,14 @@ func (c *Config) Validate() error {
 	if c.Data.Synthetic < 0 {
 		return bad("data.synthetic", c.Data.Synthetic, "must be ≥ 0")
 	}
+	switch c.Data.Standardize {
+	case "", "none", "sample", "channel":
+	default:
+		return bad("data.standardize", fmt.Sprintf("%q", c.Data.Standardize), "want none, sample or channel")
+	}
+	if c.Data.OneHot && c.Dataset != "lung-cancer" {
+		return bad("data.onehot", c.Data.OneHot, "only the lung-cancer data set has nominal attributes to encode")
+	}
 	switch c.Model.Kind {
 	case "cnn", "mlp":
 	default:
@@ -380,6 +408,13 @@ func (c *Config) Validate() error {
 	if t.CheckpointEvery < 0 {
 		return bad("train.checkpoint_every", t.CheckpointEvery, "must be ≥ 0")
 	}
+	if t.Augment.Shift < 0 || t.Augment.Shift > maxAugmentShift {
+		return bad("train.augment.shift", t.Augment.Shift, fmt.Sprintf("must be in 0…%d pixels", maxAugmentShift))
+	}
+	if (t.Augment.Shift > 0 || t.Augment.Flip) && c.Model.Kind != "cnn" {
+		return bad("train.augment", fmt.Sprintf("{shift: %d, flip: %v}", t.Augment.Shift, t.Augment.Flip),
+			"augmentation transforms images; model.kind is "+c.Model.Kind)
+	}
 	e := &c.Eval
 	if e.K < 1 {
 		return bad("eval.k", e.K, "must be ≥ 1")
@@ -403,6 +438,10 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// maxAugmentShift bounds train.augment.shift; the trainer also checks it
+// against the image size.
+const maxAugmentShift = 16
 
 // Methods returns the result keys, in table order.
 func Methods() []string {

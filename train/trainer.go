@@ -24,6 +24,10 @@ type Settings struct {
 	MinisetSize int     // n′ (0 = all training samples)
 	Risk        RiskSettings
 	Seed        int64 // mini-set draws of step t use a generator seeded by (Seed, t)
+	// Augment transforms the training images anew at every step (after the
+	// step's mini-sets are drawn, from the same generator), so a resumed
+	// run sees the same images. Zero = train on the samples as given.
+	Augment datasets.AugmentSettings
 }
 
 // StepStats describe one training step.
@@ -49,6 +53,14 @@ type Trainer struct {
 	risk    *lossop.Loss
 	sampler *datasets.MiniSetSampler
 	history []StepStats
+
+	// Augmentation: the samples as given, the image shape, a buffer for the
+	// step's transformed copy and the input node's backing it is copied to.
+	x      []float32
+	shape  []int
+	aug    []float32
+	back32 []float32
+	back64 []float64
 }
 
 // NewTrainer prepares training of net on n samples x (n×InSize, pixels
@@ -66,6 +78,9 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	}
 	if s.Steps < 0 || !(s.LR > 0) || s.Minisets < 1 {
 		return nil, fmt.Errorf("train: bad settings: steps %d, lr %g, minisets %d", s.Steps, s.LR, s.Minisets)
+	}
+	if err := s.Augment.Validate(cfg.InShape); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
 	}
 	size := s.MinisetSize
 	if size == 0 {
@@ -88,6 +103,15 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 			d[i] = float64(v)
 		}
 		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	}
+	if s.Augment.Enabled() {
+		t.x, t.shape, t.aug = append([]float32(nil), x...), cfg.InShape, make([]float32, len(x))
+		switch b := xv.Data().(type) {
+		case []float32:
+			t.back32 = b
+		case []float64:
+			t.back64 = b
+		}
 	}
 	xn := G.NewTensor(g, net.Dtype(), len(shape), G.WithShape(shape...), G.WithName("train.x"), G.WithValue(xv))
 	emb, learn, err := net.Build(g, xn)
@@ -135,6 +159,9 @@ func (t *Trainer) Step() (StepStats, error) {
 		ms := t.sampler.Draw(rng)
 		sets[k] = MiniSet{Index: ms.Index, Labels: ms.Labels}
 	}
+	if err := t.augment(rng); err != nil {
+		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
+	}
 	// The risk op solves every mini-set's LFD in the forward pass and
 	// hands the exact gradient to the graph in the backward pass.
 	// The closure must not capture t: the graph holds it, and a cycle
@@ -159,6 +186,25 @@ func (t *Trainer) Step() (StepStats, error) {
 		Iterations: r.Iterations, NotOptimal: r.NotOptimal}
 	t.history = append(t.history, st)
 	return st, nil
+}
+
+// augment writes this step's transformed copy of the training images into
+// the input node's value (the tape machine reads it at every run).
+func (t *Trainer) augment(rng *rand.Rand) error {
+	if !t.s.Augment.Enabled() {
+		return nil
+	}
+	if err := datasets.Augment(t.aug, t.x, t.n, t.shape, t.s.Augment, rng); err != nil {
+		return err
+	}
+	if t.back32 != nil {
+		copy(t.back32, t.aug)
+		return nil
+	}
+	for i, v := range t.aug {
+		t.back64[i] = float64(v)
+	}
+	return nil
 }
 
 // checkpoint is the on-disk form of a paused run.
