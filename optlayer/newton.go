@@ -12,7 +12,11 @@ package optlayer
 // small ε; a few Newton steps Δ = ε H⁻¹ ∇Φ with an Armijo line search on Φ
 // converge quadratically instead. λ is projected on λ ≥ 0.
 
-import "math"
+import (
+	"math"
+
+	"github.com/drknn/drknn/optlayer/internal/vexp"
+)
 
 // evalPhi rebuilds every class kernel at the current (g, λ) with α = α*(g, λ)
 // and returns Φ. It leaves a consistent stabilised state (v = 1, g₀ = g,
@@ -94,13 +98,7 @@ func (s *solver) phiKernel(m int) {
 				}
 			}
 		} else {
-			for i, c := range cr {
-				a := gq - le*c
-				kr[i] = a
-				if a > rm[i] {
-					rm[i] = a
-				}
-			}
+			vexp.AffineMax(kr, cr, rm, gq, -le) // kr = gq − le·c, rm = max(rm, kr)
 		}
 	}
 	sm := s.s[m*n : (m+1)*n]
@@ -108,18 +106,9 @@ func (s *solver) phiKernel(m int) {
 		sm[i] = 0
 	}
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		kr := s.K[q*n : (q+1)*n]
-		kr = kr[:len(rm)]
-		for i, a := range kr {
-			d := a - rm[i]
-			if !(d >= -expCut) { // also −∞ − (−∞) in an empty row
-				kr[i] = 0
-				continue
-			}
-			e := math.Exp(d)
-			kr[i] = e
-			sm[i] += e
-		}
+		// kr = e^(kr − rm) (0 below the cut, also for −∞ − (−∞) in an
+		// empty row), sm += kr
+		vexp.ExpSubAcc(s.K[q*n:(q+1)*n], rm, sm, expCut)
 	}
 	for i, r := range rm {
 		if math.IsInf(r, -1) {
@@ -146,21 +135,7 @@ func (s *solver) phiClass(m int) {
 	ninv := s.ninv[m]
 	var S, S2, phi, mass, res float64
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		kr := s.K[q*n : (q+1)*n]
-		cr := s.ct[q*n : (q+1)*n]
-		kr = kr[:len(um)]
-		cr = cr[:len(um)]
-		var cs, c1, c2 float64
-		for i, k := range kr {
-			if k == 0 {
-				continue
-			}
-			w := k * um[i]
-			cs += w
-			x := w * cr[i]
-			c1 += x
-			c2 += x * cr[i]
-		}
+		cs, c1, c2 := vexp.WeightedMoments(s.K[q*n:(q+1)*n], um, s.ct[q*n:(q+1)*n])
 		s.colsum[q] = cs
 		res += math.Abs(cs - ninv)
 		S += c1
@@ -295,17 +270,7 @@ func (s *solver) budgetAt(m int, lam float64) (S, dS float64) {
 				mx = a
 			}
 		}
-		var z, e1, e2 float64
-		for i, c := range cr {
-			d := buf[i] - mx
-			if d < -expCut {
-				continue
-			}
-			w := math.Exp(d)
-			z += w
-			e1 += w * c
-			e2 += w * c * c
-		}
+		z, e1, e2 := vexp.ExpMoments(buf[:len(cr)], cr, mx, expCut)
 		mean := e1 / z
 		S += mean
 		dS -= (e2/z - mean*mean) * ie

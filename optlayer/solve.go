@@ -57,6 +57,8 @@ package optlayer
 import (
 	"math"
 	"sort"
+
+	"github.com/drknn/drknn/optlayer/internal/vexp"
 )
 
 const (
@@ -207,17 +209,7 @@ func (s *solver) rebuild(m int) {
 				}
 			}
 		}
-		var sum float64
-		for i, a := range kr {
-			d := a - mx
-			if !(d >= -expCut) {
-				kr[i] = 0
-				continue
-			}
-			e := math.Exp(d)
-			kr[i] = e
-			sum += e
-		}
+		sum := vexp.ExpShiftSum(kr, mx, expCut) // kr = e^(kr − mx), 0 below the cut
 		// Column sum before the step is e^{mx}·sum; the target is ninv.
 		lcs := mx + math.Log(sum)
 		d := lcs - lninv

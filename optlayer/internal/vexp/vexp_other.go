@@ -1,0 +1,12 @@
+//go:build !amd64
+
+package vexp
+
+var useAsm = false
+
+func affineMaxAVX(dst, c, rm *float64, n int, a, b float64)                    { panic("unreachable") }
+func expSubAccAVX(k, rm, sm *float64, n int, negCut float64)                   { panic("unreachable") }
+func expMomentsAVX(x, c *float64, n int, sh, negCut float64, acc *[12]float64) { panic("unreachable") }
+
+func expShiftSumAVX(x *float64, n int, sh, negCut float64, acc *[4]float64) { panic("unreachable") }
+func weightedMomentsAVX(k, u, c *float64, n int, acc *[12]float64)          { panic("unreachable") }

@@ -1,0 +1,211 @@
+package vexp
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// TestExpAccuracy compares Exp with math.Exp on the solver's domain.
+func TestExpAccuracy(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	worst := 0.0
+	for k := 0; k < 200000; k++ {
+		x := -700 * rng.Float64()
+		if k%2 == 0 {
+			x = -50 * rng.Float64()
+		}
+		got, want := Exp(x), math.Exp(x)
+		rel := math.Abs(got-want) / want
+		worst = math.Max(worst, rel)
+	}
+	for _, x := range []float64{0, -1e-300, -0.5 * math.Ln2, 0.5 * math.Ln2, 1, -1, 700, -700, math.Ln2, -math.Ln2} {
+		got, want := Exp(x), math.Exp(x)
+		worst = math.Max(worst, math.Abs(got-want)/want)
+	}
+	if worst > 4e-16 {
+		t.Fatalf("worst relative error %.3g, want ≤ 4e-16 (2 ulp)", worst)
+	}
+	if Exp(0) != 1 {
+		t.Fatalf("Exp(0) = %v", Exp(0))
+	}
+}
+
+func randVec(rng *rand.Rand, n int, lo, hi float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = lo + (hi-lo)*rng.Float64()
+	}
+	return v
+}
+
+// portable runs f with the assembly switched off.
+func portable(f func()) {
+	save := useAsm
+	useAsm = false
+	defer func() { useAsm = save }()
+	f()
+}
+
+// TestKernelsMatchTwin checks every kernel against its hand-written
+// definition and the vector path bit for bit against the portable one, on
+// lengths that exercise the tails, with special values in the input.
+func TestKernelsMatchTwin(t *testing.T) {
+	if !useAsm {
+		t.Log("no AVX2+FMA here: only the portable path is checked")
+	}
+	rng := rand.New(rand.NewSource(2))
+	for n := 0; n <= 19; n++ {
+		c := randVec(rng, n, 0, 5)
+		// AffineMax
+		rm0 := randVec(rng, n, -3, 3)
+		if n > 2 {
+			rm0[1] = math.Inf(-1)
+			rm0[2] = math.NaN()
+		}
+		d1, r1 := make([]float64, n), append([]float64(nil), rm0...)
+		AffineMax(d1, c, r1, 1.5, -0.7)
+		d2, r2 := make([]float64, n), append([]float64(nil), rm0...)
+		portable(func() { AffineMax(d2, c, r2, 1.5, -0.7) })
+		for i := 0; i < n; i++ {
+			want := 1.5 - 0.7*c[i]
+			if math.Abs(d1[i]-want) > 1e-15*math.Abs(want)+1e-15 {
+				t.Fatalf("AffineMax n=%d: dst[%d] = %v, want %v", n, i, d1[i], want)
+			}
+			wr := rm0[i]
+			if d1[i] > wr {
+				wr = d1[i]
+			}
+			if math.Float64bits(r1[i]) != math.Float64bits(wr) {
+				t.Fatalf("AffineMax n=%d: rm[%d] = %v, want %v", n, i, r1[i], wr)
+			}
+			if math.Float64bits(d1[i]) != math.Float64bits(d2[i]) || math.Float64bits(r1[i]) != math.Float64bits(r2[i]) {
+				t.Fatalf("AffineMax n=%d: vector and portable paths differ at %d", n, i)
+			}
+		}
+		// ExpSubAcc
+		k0 := randVec(rng, n, -45, 0)
+		rm := make([]float64, n)
+		if n > 3 {
+			k0[0], rm[0] = math.Inf(-1), math.Inf(-1) // NaN difference → 0
+			k0[3] = -40                               // exactly at the cut: kept
+		}
+		sm0 := randVec(rng, n, 0, 1)
+		k1, s1 := append([]float64(nil), k0...), append([]float64(nil), sm0...)
+		ExpSubAcc(k1, rm, s1, 40)
+		k2, s2 := append([]float64(nil), k0...), append([]float64(nil), sm0...)
+		portable(func() { ExpSubAcc(k2, rm, s2, 40) })
+		for i := 0; i < n; i++ {
+			d := k0[i] - rm[i]
+			want := 0.0
+			if d >= -40 {
+				want = math.Exp(d)
+			}
+			if math.Abs(k1[i]-want) > 4e-16*want {
+				t.Fatalf("ExpSubAcc n=%d: k[%d] = %v, want %v (d = %v)", n, i, k1[i], want, d)
+			}
+			if math.Abs(s1[i]-(sm0[i]+want)) > 1e-15 {
+				t.Fatalf("ExpSubAcc n=%d: sm[%d] = %v, want %v", n, i, s1[i], sm0[i]+want)
+			}
+			if math.Float64bits(k1[i]) != math.Float64bits(k2[i]) || math.Float64bits(s1[i]) != math.Float64bits(s2[i]) {
+				t.Fatalf("ExpSubAcc n=%d: vector and portable paths differ at %d", n, i)
+			}
+		}
+		// ExpMoments
+		x := randVec(rng, n, -45, 2)
+		if n > 5 {
+			x[5] = math.NaN()
+		}
+		z1, a1, b1 := ExpMoments(x, c, 2, 40)
+		var z2, a2, b2 float64
+		portable(func() { z2, a2, b2 = ExpMoments(x, c, 2, 40) })
+		var zw, aw, bw float64
+		for i := 0; i < n; i++ {
+			d := x[i] - 2
+			if d >= -40 {
+				w := math.Exp(d)
+				zw += w
+				aw += w * c[i]
+				bw += w * c[i] * c[i]
+			}
+		}
+		for _, p := range [][2]float64{{z1, zw}, {a1, aw}, {b1, bw}} {
+			if math.Abs(p[0]-p[1]) > 1e-14*math.Abs(p[1]) {
+				t.Fatalf("ExpMoments n=%d: %v, want %v", n, p[0], p[1])
+			}
+		}
+		if z1 != z2 || a1 != a2 || b1 != b2 {
+			t.Fatalf("ExpMoments n=%d: vector (%v %v %v) and portable (%v %v %v) paths differ", n, z1, a1, b1, z2, a2, b2)
+		}
+		// ExpShiftSum
+		xs0 := randVec(rng, n, -45, 3)
+		if n > 6 {
+			xs0[6] = math.Inf(-1)
+		}
+		xs1, xs2 := append([]float64(nil), xs0...), append([]float64(nil), xs0...)
+		sum1 := ExpShiftSum(xs1, 3, 40)
+		var sum2 float64
+		portable(func() { sum2 = ExpShiftSum(xs2, 3, 40) })
+		var sumw float64
+		for i := 0; i < n; i++ {
+			want := 0.0
+			if d := xs0[i] - 3; d >= -40 {
+				want = math.Exp(d)
+			}
+			sumw += want
+			if math.Abs(xs1[i]-want) > 4e-16*want || math.Float64bits(xs1[i]) != math.Float64bits(xs2[i]) {
+				t.Fatalf("ExpShiftSum n=%d: x[%d] = %v (portable %v), want %v", n, i, xs1[i], xs2[i], want)
+			}
+		}
+		if math.Abs(sum1-sumw) > 1e-14*sumw || sum1 != sum2 {
+			t.Fatalf("ExpShiftSum n=%d: sum %v (portable %v), want %v", n, sum1, sum2, sumw)
+		}
+		// WeightedMoments
+		kk, uu := randVec(rng, n, 0, 1), randVec(rng, n, 0, 2)
+		w0, w1, w2 := WeightedMoments(kk, uu, c)
+		var v0, v1, v2 float64
+		portable(func() { v0, v1, v2 = WeightedMoments(kk, uu, c) })
+		var x0, x1, x2 float64
+		for i := 0; i < n; i++ {
+			w := kk[i] * uu[i]
+			x0 += w
+			x1 += w * c[i]
+			x2 += w * c[i] * c[i]
+		}
+		for _, p := range [][2]float64{{w0, x0}, {w1, x1}, {w2, x2}} {
+			if math.Abs(p[0]-p[1]) > 1e-14*math.Abs(p[1]) {
+				t.Fatalf("WeightedMoments n=%d: %v, want %v", n, p[0], p[1])
+			}
+		}
+		if w0 != v0 || w1 != v1 || w2 != v2 {
+			t.Fatalf("WeightedMoments n=%d: vector and portable paths differ", n)
+		}
+	}
+}
+
+func BenchmarkExpSubAcc(b *testing.B) {
+	rng := rand.New(rand.NewSource(3))
+	k0 := randVec(rng, 64, -45, 0)
+	rm := make([]float64, 64)
+	sm := make([]float64, 64)
+	k := make([]float64, 64)
+	b.Run("vector", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			copy(k, k0)
+			ExpSubAcc(k, rm, sm, 40)
+		}
+	})
+	b.Run("math.Exp", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			copy(k, k0)
+			for j, v := range k {
+				e := 0.0
+				if v >= -40 {
+					e = math.Exp(v)
+				}
+				k[j] = e
+				sm[j] += e
+			}
+		}
+	})
+}
