@@ -148,7 +148,12 @@ type Chart struct {
 // of about 2.5 gets gonum's linear ticks.
 type logTicks struct{}
 
+// tickLabel prints a tick value with at most 6 significant digits, so that
+// values computed by tick arithmetic (0.0009500000000000001) print as meant.
 func tickLabel(v float64) string {
+	if r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64); err == nil {
+		v = r
+	}
 	if a := math.Abs(v); a >= 1e-4 && a < 1e5 {
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}

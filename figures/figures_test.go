@@ -433,3 +433,24 @@ func FuzzParseHistory(f *testing.F) {
 		}
 	})
 }
+
+// TestTickLabel checks the axis labels of values produced by tick
+// arithmetic: 0.95·1e-3 is 0.0009500000000000001 in float64.
+func TestTickLabel(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{
+		{0.95 * 1e-3, "0.00095"},
+		{3 * 1e-3, "0.003"},
+		{0.1 + 0.2, "0.3"},
+		{1, "1"},
+		{250000, "2.5e+05"}, {12345, "12345"},
+		{1e-5, "1e-05"},
+		{1234567, "1.23e+06"},
+	} {
+		if got := tickLabel(c.v); got != c.want {
+			t.Errorf("tickLabel(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
