@@ -51,12 +51,17 @@ const (
 // solveSVM solves the Crammer–Singer dual for the Gram matrix kt (with εI
 // added) and labels ys.
 func solveSVM(kt []float64, ys []int, m int, C float64) (*svmSolution, error) {
+	return solveSVMSweeps(kt, ys, m, C, svmMaxSweeps)
+}
+
+// solveSVMSweeps is solveSVM with a sweep budget.
+func solveSVMSweeps(kt []float64, ys []int, m int, C float64, maxSweeps int) (*svmSolution, error) {
 	ns := len(ys)
 	alpha := make([]float64, ns*m) // α = 0 is feasible
 	h := make([]float64, m)
 	v := make([]float64, m)
 	free := make([]bool, ns*m)
-	for sweep := 1; sweep <= svmMaxSweeps; sweep++ {
+	for sweep := 1; sweep <= maxSweeps; sweep++ {
 		var change float64
 		for i := 0; i < ns; i++ {
 			// h = Σ_{j≠i} K̃_ij α_j.
@@ -127,7 +132,7 @@ func solveSVM(kt []float64, ys []int, m int, C float64) (*svmSolution, error) {
 		}
 		free[k] = alpha[k] < bound-1e-9*math.Max(1, C)
 	}
-	return &svmSolution{alpha: alpha, free: free, kt: kt, ns: ns, m: m, sweeps: svmMaxSweeps, approximate: true}, nil
+	return &svmSolution{alpha: alpha, free: free, kt: kt, ns: ns, m: m, sweeps: maxSweeps, approximate: true}, nil
 }
 
 func finiteAll(x []float64) bool {

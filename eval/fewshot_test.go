@@ -747,3 +747,82 @@ func lastLoss(t *testing.T, l *lossop.Loss) float64 {
 	}
 	return v
 }
+
+// TestSVMSweepBudgetFallback checks the path taken when the sweep budget runs
+// out before the KKT polish certifies the optimum: the returned iterate is
+// flagged approximate, is dual feasible (Σ_c α_i[c] = 0, α_i[c] ≤ C·[c = y_i]),
+// its dual objective lies between that of α = 0 and the certified optimum,
+// and it improves with more sweeps.
+func TestSVMSweepBudgetFallback(t *testing.T) {
+	rng := rand.New(rand.NewSource(21))
+	ns, m, d, C := 15, 3, 6, 1.0
+	s := make([]float64, ns*d)
+	for i := range s {
+		s[i] = rng.NormFloat64()
+	}
+	ys := make([]int, ns)
+	for i := range ys {
+		ys[i] = i % m
+	}
+	kt := make([]float64, ns*ns)
+	for i := 0; i < ns; i++ {
+		for j := 0; j < ns; j++ {
+			for k := 0; k < d; k++ {
+				kt[i*ns+j] += s[i*d+k] * s[j*d+k]
+			}
+		}
+		kt[i*ns+i] += 0.1
+	}
+	dual := func(a []float64) float64 {
+		var v float64
+		for i := 0; i < ns; i++ {
+			v += a[i*m+ys[i]]
+			for j := 0; j < ns; j++ {
+				for c := 0; c < m; c++ {
+					v -= 0.5 * kt[i*ns+j] * a[i*m+c] * a[j*m+c]
+				}
+			}
+		}
+		return v
+	}
+	opt, err := solveSVM(kt, ys, m, C)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opt.approximate {
+		t.Fatalf("the full budget should certify this problem (sweeps %d)", opt.sweeps)
+	}
+	dOpt := dual(opt.alpha)
+	prev := 0.0 // D(0)
+	for _, budget := range []int{1, 3, 9} {
+		sol, err := solveSVMSweeps(kt, ys, m, C, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sol.approximate || sol.sweeps != budget {
+			t.Fatalf("budget %d: approximate %v, sweeps %d", budget, sol.approximate, sol.sweeps)
+		}
+		for i := 0; i < ns; i++ {
+			var sum float64
+			for c := 0; c < m; c++ {
+				a := sol.alpha[i*m+c]
+				sum += a
+				bound := 0.0
+				if c == ys[i] {
+					bound = C
+				}
+				if a > bound+1e-12 {
+					t.Fatalf("budget %d: α_%d[%d] = %v above its bound %v", budget, i, c, a, bound)
+				}
+			}
+			if math.Abs(sum) > 1e-12 {
+				t.Fatalf("budget %d: Σ_c α_%d = %v", budget, i, sum)
+			}
+		}
+		dv := dual(sol.alpha)
+		if !(dv > prev) || dv > dOpt+1e-12 {
+			t.Fatalf("budget %d: dual %v, want in (%v, %v]", budget, dv, prev, dOpt)
+		}
+		prev = dv
+	}
+}
