@@ -136,7 +136,10 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	st.alpha = append(st.alpha[:0], s.alpha...)
 	st.g = append(st.g[:0], s.g...)
 	st.L = 0
-	st.ri, st.gv, st.cv = st.ri[:0], st.gv[:0], st.cv[:0]
+	// written by index into the capacity (grown a column ahead), cut to
+	// length at the end
+	ri, gv, cv := st.ri[:cap(st.ri)], st.gv[:cap(st.gv)], st.cv[:cap(st.cv)]
+	nz := 0
 	st.cp[0] = 0
 	for m := 0; m < M; m++ {
 		um := s.u[m*n : (m+1)*n]
@@ -146,7 +149,14 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			kr := s.K[q*n : (q+1)*n]
 			cr := s.ct[q*n : (q+1)*n]
+			kr, cr = kr[:len(um)], cr[:len(um)]
 			vq := s.v[q]
+			if nz+n > len(gv) || nz+n > len(ri) || nz+n > len(cv) {
+				c := 2*nz + 4*n
+				ri = append(ri[:nz], make([]int32, c-nz)...)
+				gv = append(gv[:nz], make([]float64, c-nz)...)
+				cv = append(cv[:nz], make([]float64, c-nz)...)
+			}
 			var cs, qc float64
 			for i, k := range kr {
 				if k == 0 {
@@ -156,17 +166,17 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 				if x == 0 {
 					continue
 				}
-				st.ri = append(st.ri, int32(i))
-				st.gv = append(st.gv, x)
-				st.cv = append(st.cv, cr[i])
+				c := cr[i]
+				ri[nz], gv[nz], cv[nz] = int32(i), x, c
+				nz++
 				cs += x
-				xc := x * cr[i]
+				xc := x * c
 				qc += xc
-				S2 += xc * cr[i]
+				S2 += xc * c
 				pm[i] += x
 				pcm[i] += xc
 			}
-			st.cp[q+1] = len(st.gv)
+			st.cp[q+1] = nz
 			st.colsum[q] = cs
 			st.qc[q] = qc
 			S += qc
@@ -178,6 +188,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 			st.L++
 		}
 	}
+	st.ri, st.gv, st.cv = ri[:nz], gv[:nz], cv[:nz]
 	if len(st.pinv) != M*n {
 		st.pinv = make([]float64, M*n)
 		st.dinv = make([]float64, n)
