@@ -92,6 +92,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("dataset: mnist\nways: 2\n"), "train.steps=3")
 	f.Add([]byte("train:\n  theta: [0.1]\n"), "eval.k=1")
 	f.Add([]byte("{"), "a.b.c=[")
+	f.Add([]byte("dataset: cifar10\ntrain:\n  augment: {shift: 2, flip: true}\n"), "data.standardize=channel")
+	f.Add([]byte("dataset: lung-cancer\nways: 3\nmodel: {kind: mlp}\n"), "data.onehot=true")
 	f.Fuzz(func(t *testing.T, data []byte, set string) {
 		cfg, err := ParseConfig("f.yaml", data, []string{set})
 		if err == nil {
