@@ -140,7 +140,7 @@ func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *
 	}
 	trainSet, querySet := d.Subset(ep.TrainIndex), d.Subset(ep.QueryIndex)
 	n, nq := len(ep.TrainIndex), len(ep.QueryIndex)
-	if err := standardize(cfg.Data.Standardize, trainSet, querySet); err != nil {
+	if rec.Standardize, err = standardize(cfg.Data.Standardize, trainSet, querySet); err != nil {
 		return nil, err
 	}
 
@@ -232,26 +232,32 @@ func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *
 // "sample" rescales each sample on its own; "channel" uses the mean and
 // standard deviation of each channel (or feature) over the training
 // samples alone, for training and query samples alike.
-func standardize(mode string, trainSet, querySet *datasets.Dataset) error {
+func standardize(mode string, trainSet, querySet *datasets.Dataset) (*StandardizeRecord, error) {
 	switch mode {
 	case "", "none":
-		return nil
+		return nil, nil
 	case "sample":
 		if err := datasets.StandardizeSamples(trainSet.X, trainSet.Len(), trainSet.SampleSize()); err != nil {
-			return err
+			return nil, err
 		}
-		return datasets.StandardizeSamples(querySet.X, querySet.Len(), querySet.SampleSize())
+		if err := datasets.StandardizeSamples(querySet.X, querySet.Len(), querySet.SampleSize()); err != nil {
+			return nil, err
+		}
+		return &StandardizeRecord{Mode: mode}, nil
 	case "channel":
 		mean, sd, err := datasets.ChannelStats(trainSet.X, trainSet.Len(), trainSet.Shape)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := datasets.StandardizeChannels(trainSet.X, trainSet.Len(), trainSet.Shape, mean, sd); err != nil {
-			return err
+			return nil, err
 		}
-		return datasets.StandardizeChannels(querySet.X, querySet.Len(), querySet.Shape, mean, sd)
+		if err := datasets.StandardizeChannels(querySet.X, querySet.Len(), querySet.Shape, mean, sd); err != nil {
+			return nil, err
+		}
+		return &StandardizeRecord{Mode: mode, Mean: mean, SD: sd}, nil
 	}
-	return fmt.Errorf("data.standardize = %q: want none, sample or channel", mode)
+	return nil, fmt.Errorf("data.standardize = %q: want none, sample or channel", mode)
 }
 
 func int64s(x []int) []int64 {

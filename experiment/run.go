@@ -55,6 +55,18 @@ type EpisodeRecord struct {
 	FinalRisk  float64   `json:"final_risk"`
 	LFDRelGap  float64   `json:"lfd_rel_gap"`
 	Seconds    float64   `json:"seconds"`
+	// Standardize records data.standardize when it is on: the mode and,
+	// for "channel", the training statistics every input was mapped with
+	// (x − mean[c]) / sd[c] — a new sample must be mapped the same way
+	// before it is embedded with this episode's network.
+	Standardize *StandardizeRecord `json:"standardize,omitempty"`
+}
+
+// StandardizeRecord is the input standardisation of an episode.
+type StandardizeRecord struct {
+	Mode string    `json:"mode"`
+	Mean []float64 `json:"mean,omitempty"`
+	SD   []float64 `json:"sd,omitempty"`
 }
 
 // Results is results.json.
