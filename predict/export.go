@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/model"
@@ -49,6 +50,11 @@ type Manifest struct {
 			Bandwidth float64
 		}
 	} `json:"config"`
+	// Episode.Standardize is the input standardisation the model was
+	// trained with (data.standardize); nil or mode "none" when off.
+	Episode struct {
+		Standardize *Standardize `json:"standardize"`
+	} `json:"episode"`
 	Model      model.Config      `json:"model"`
 	Theta      []float64         `json:"theta"`
 	K          int               `json:"k"`
@@ -56,6 +62,60 @@ type Manifest struct {
 	Ways       int               `json:"ways"`
 	ClassNames []string          `json:"class_names"`
 	Files      map[string]string `json:"files"`
+}
+
+// Standardize is an export's input standardisation: "sample" rescales
+// each sample to mean 0 and standard deviation 1; "channel" subtracts Mean
+// and divides by SD per channel (per feature for feature rows), with the
+// statistics of the episode's training samples.
+type Standardize struct {
+	Mode string    `json:"mode"`
+	Mean []float64 `json:"mean"`
+	SD   []float64 `json:"sd"`
+}
+
+// check validates s against the model's input shape.
+func (s *Standardize) check(shape []int) error {
+	if s == nil {
+		return nil
+	}
+	switch s.Mode {
+	case "", "none", "sample":
+		return nil
+	case "channel":
+		c := 0
+		if len(shape) > 0 {
+			c = shape[0]
+		}
+		if len(s.Mean) != c || len(s.SD) != c {
+			return fmt.Errorf("episode.standardize: %d means and %d deviations for %d channels (input shape %v)", len(s.Mean), len(s.SD), c, shape)
+		}
+		for ch := range s.Mean {
+			if m, d := s.Mean[ch], s.SD[ch]; math.IsNaN(m) || math.IsInf(m, 0) || !(d > 0) || math.IsInf(d, 0) {
+				return fmt.Errorf("episode.standardize: channel %d has mean %v and deviation %v", ch, m, d)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("episode.standardize: mode %q, want none, sample or channel", s.Mode)
+}
+
+// apply standardises n samples x of the given shape in place.
+func (s *Standardize) apply(x []float32, n int, shape []int) error {
+	if s == nil {
+		return nil
+	}
+	switch s.Mode {
+	case "sample":
+		size := 1
+		for _, v := range shape {
+			size *= v
+		}
+		return datasets.StandardizeSamples(x, n, size)
+	case "channel":
+		return datasets.StandardizeChannels(x, n, shape, s.Mean, s.SD)
+	}
+	return nil
 }
 
 // Export is a loaded export folder.
@@ -127,6 +187,9 @@ func Load(dir string) (*Export, error) {
 	}
 	if e.Manifest.Ways != 0 && e.Manifest.Ways != e.M {
 		return nil, fmt.Errorf("export: manifest says %d ways, %s has %d rows", e.Manifest.Ways, ppath, e.M)
+	}
+	if err := e.Manifest.Episode.Standardize.check(e.Manifest.Model.InShape); err != nil {
+		return nil, fmt.Errorf("export %s: %w", mpath, err)
 	}
 	e.ClassNames = e.Manifest.ClassNames
 	if len(e.ClassNames) == 0 {
@@ -256,7 +319,8 @@ func (e *Export) Classify(q []float64, nq int, names []string, o Options) ([]Pre
 }
 
 // Embed maps n preprocessed samples x (n×InSize of the network) to their
-// embeddings with the exported network.
+// embeddings with the exported network, after the input standardisation
+// the model was trained with (x itself is not modified).
 func (e *Export) Embed(x []float32, n int) ([]float64, error) {
 	net, err := e.Net()
 	if err != nil {
@@ -264,6 +328,12 @@ func (e *Export) Embed(x []float32, n int) ([]float64, error) {
 	}
 	if want := net.Config().InSize(); len(x) != n*want {
 		return nil, fmt.Errorf("%w: %d values for %d samples of %d", ErrInput, len(x), n, want)
+	}
+	if st := e.Manifest.Episode.Standardize; st != nil && st.Mode != "" && st.Mode != "none" {
+		x = append([]float32(nil), x...)
+		if err := st.apply(x, n, net.Config().InShape); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
 	}
 	return net.Embed(x, n)
 }

@@ -496,3 +496,87 @@ func FuzzImage(f *testing.F) {
 		}
 	})
 }
+
+// TestEmbedStandardizes checks that Embed applies the export's recorded
+// input standardisation (data.standardize) before the network — channel
+// statistics hand-applied here, and per-sample — without touching the
+// caller's slice, and that Load rejects records that do not fit the model.
+func TestEmbedStandardizes(t *testing.T) {
+	f := makeExport(t, model.Config{Kind: model.CNN, InShape: []int{2, 6, 6}, Channels: 3, Dim: 5, DType: model.Float64}, "cifar10", 8, 2, 4)
+	in := f.Net.Config().InSize()
+	mean, sd := []float64{0.25, 0.5}, []float64{0.5, 2}
+	manual := make([]float32, len(f.QueryX))
+	for i := range manual {
+		ch := (i % in) / 36
+		manual[i] = float32((float64(f.QueryX[i]) - mean[ch]) / sd[ch])
+	}
+	want, err := f.Net.Embed(manual, f.NQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Manifest["episode"] = map[string]any{"standardize": map[string]any{"mode": "channel", "mean": mean, "sd": sd}}
+	f.writeManifest(t)
+	e, err := Load(f.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := append([]float32(nil), f.QueryX...)
+	got, err := e.Embed(x, f.NQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("channel: embedding[%d] = %v, want %v (standardised by hand)", i, got[i], want[i])
+		}
+	}
+	for i := range x {
+		if x[i] != f.QueryX[i] {
+			t.Fatalf("Embed modified its input at %d", i)
+		}
+	}
+	// per sample
+	manual = append(manual[:0], f.QueryX...)
+	if err := datasets.StandardizeSamples(manual, f.NQ, in); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = f.Net.Embed(manual, f.NQ); err != nil {
+		t.Fatal(err)
+	}
+	f.Manifest["episode"] = map[string]any{"standardize": map[string]any{"mode": "sample"}}
+	f.writeManifest(t)
+	if e, err = Load(f.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = e.Embed(f.QueryX, f.NQ); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := f.Net.Embed(f.QueryX, f.NQ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same := true
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("sample: embedding[%d] = %v, want %v", i, got[i], want[i])
+		}
+		same = same && got[i] == plain[i]
+	}
+	if same {
+		t.Fatal("sample standardisation changed nothing")
+	}
+	for _, c := range []struct {
+		rec  map[string]any
+		want string
+	}{
+		{map[string]any{"mode": "global"}, `mode "global"`},
+		{map[string]any{"mode": "channel", "mean": []float64{0}, "sd": []float64{1}}, "1 means and 1 deviations for 2 channels"},
+		{map[string]any{"mode": "channel", "mean": []float64{0, 0}, "sd": []float64{1, 0}}, "channel 1 has mean 0 and deviation 0"},
+	} {
+		f.Manifest["episode"] = map[string]any{"standardize": c.rec}
+		f.writeManifest(t)
+		if _, err := Load(f.Dir); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one containing %q", c.rec, err, c.want)
+		}
+	}
+}
