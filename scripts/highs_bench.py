@@ -6,9 +6,10 @@ Export the instances first (Go writes them, so both sides solve the same
 numbers):
 
     go test ./optlayer -run TestExportBenchInstances -args -export /tmp/lfd
-    /usr/bin/python3 scripts/highs_bench.py /tmp/lfd [--sizes 50,200,500] [--repeat 3]
+    /usr/bin/python3 scripts/highs_bench.py /tmp/lfd [--sizes 50,200,500] [--repeat 3] [--full]
 
-For every lfd_<n>_<M>.txt it builds the LP with scipy.sparse, solves it with
+For every lfd_<n>_<M>.txt it builds the LP with scipy.sparse (reduced to n^2
+plan variables, or with --full as DESIGN.md section 2 writes it, M*n^2), solves it with
 scipy.optimize.linprog(method="highs"), prints the best wall time and the LP
 value, and compares with ours_<n>_<M>.txt (our objective, lower bound, gap)
 when present.
@@ -66,11 +67,42 @@ def build_lp(n, M, theta, labels, cost):
     return c, A_ub, b_ub, A_eq, b_eq
 
 
+def build_lp_full(n, M, theta, labels, cost):
+    """The LP exactly as DESIGN.md section 2 writes it, before the reduction:
+    one n x n plan gamma_m per class (columns outside class m must carry no
+    mass), the row masses p_m(i) as variables and t_i >= p_m(i). Variables:
+    gamma_m(i, j) (M*n*n), p_m(i) (M*n), t_i (n)."""
+    counts = np.bincount(labels, minlength=M)
+    G, P = M * n * n, M * n
+    nv = G + P + n
+    c = np.zeros(nv)
+    c[G + P:] = 1.0
+    m_, i_, j_ = np.meshgrid(np.arange(M), np.arange(n), np.arange(n), indexing="ij")
+    m_, i_, j_ = m_.ravel(), i_.ravel(), j_.ravel()
+    g = np.arange(G)                               # gamma_m(i, j) -> m*n*n + i*n + j
+    # equalities: columns (m, j), then rows (m, i) with -p_m(i)
+    eq_r = np.concatenate([m_ * n + j_, M * n + m_ * n + i_, M * n + np.arange(P)])
+    eq_c = np.concatenate([g, g, G + np.arange(P)])
+    eq_v = np.concatenate([np.ones(G), np.ones(G), -np.ones(P)])
+    A_eq = sp.csr_matrix((eq_v, (eq_r, eq_c)), shape=(2 * M * n, nv))
+    phat = np.where(labels[None, :] == np.arange(M)[:, None], 1.0 / counts[:, None], 0.0)
+    b_eq = np.concatenate([phat.ravel(), np.zeros(P)])
+    # inequalities: p_m(i) - t_i <= 0, then the budgets
+    ub_r = np.concatenate([np.arange(P), np.arange(P), M * n + m_])
+    ub_c = np.concatenate([G + np.arange(P), G + P + np.tile(np.arange(n), M), g])
+    ub_v = np.concatenate([np.ones(P), -np.ones(P), cost[i_, j_]])
+    A_ub = sp.csr_matrix((ub_v, (ub_r, ub_c)), shape=(M * n + M, nv))
+    b_ub = np.concatenate([np.zeros(P), np.full(M, theta)])
+    return c, A_ub, b_ub, A_eq, b_eq
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dir")
     ap.add_argument("--sizes", default="50,200,500", help="comma-separated n to run")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--full", action="store_true",
+                    help="solve the unreduced LP of DESIGN.md section 2 (M*n^2 plan variables)")
     args = ap.parse_args()
     sizes = {int(s) for s in args.sizes.split(",") if s}
     files = sorted((f for f in os.listdir(args.dir) if f.startswith("lfd_") and f.endswith(".txt")),
@@ -82,7 +114,7 @@ def main():
         n, M, theta, labels, cost = read_instance(os.path.join(args.dir, name))
         if n not in sizes:
             continue
-        lp = build_lp(n, M, theta, labels, cost)
+        lp = (build_lp_full if args.full else build_lp)(n, M, theta, labels, cost)
         best, value = float("inf"), None
         for _ in range(args.repeat):
             t0 = time.perf_counter()
