@@ -150,11 +150,8 @@ func Load(dir string) (*Export, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export %s: %w", dir, err)
 	}
-	if err := json.Unmarshal(b, &e.Manifest); err != nil {
+	if e.Manifest, err = parseManifest(b); err != nil {
 		return nil, fmt.Errorf("export %s: %w", mpath, err)
-	}
-	if e.Manifest.Format != 1 {
-		return nil, fmt.Errorf("export %s: format %d, this build reads format 1", mpath, e.Manifest.Format)
 	}
 	emb := e.file("train_embeddings", "train_embeddings.npy")
 	e.TrainEmb, e.N, e.D, err = npy.ReadMatrix(emb, true)
@@ -188,9 +185,6 @@ func Load(dir string) (*Export, error) {
 	if e.Manifest.Ways != 0 && e.Manifest.Ways != e.M {
 		return nil, fmt.Errorf("export: manifest says %d ways, %s has %d rows", e.Manifest.Ways, ppath, e.M)
 	}
-	if err := e.Manifest.Episode.Standardize.check(e.Manifest.Model.InShape); err != nil {
-		return nil, fmt.Errorf("export %s: %w", mpath, err)
-	}
 	e.ClassNames = e.Manifest.ClassNames
 	if len(e.ClassNames) == 0 {
 		for m := 0; m < e.M; m++ {
@@ -201,6 +195,22 @@ func Load(dir string) (*Export, error) {
 		return nil, fmt.Errorf("export: manifest names %d classes, %s has %d rows", len(e.ClassNames), ppath, e.M)
 	}
 	return e, nil
+}
+
+// parseManifest decodes manifest.json and checks what prediction relies on
+// before any array is read: the format and the input standardisation.
+func parseManifest(b []byte) (Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Manifest{}, err
+	}
+	if m.Format != 1 {
+		return Manifest{}, fmt.Errorf("format %d, this build reads format 1", m.Format)
+	}
+	if err := m.Episode.Standardize.check(m.Model.InShape); err != nil {
+		return Manifest{}, err
+	}
+	return m, nil
 }
 
 // Net loads the exported network (once) and checks that its embedding

@@ -580,3 +580,34 @@ func TestEmbedStandardizes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseManifest checks that manifest.json decoding never panics, and
+// that an accepted manifest has format 1 and a standardisation record that
+// fits the model's input shape.
+func FuzzParseManifest(f *testing.F) {
+	f.Add([]byte(`{"format":1,"model":{"Kind":"cnn","InShape":[2,6,6]},"episode":{"standardize":{"mode":"channel","mean":[0,1],"sd":[1,2]}}}`))
+	f.Add([]byte(`{"format":1,"episode":{"standardize":{"mode":"sample"}}}`))
+	f.Add([]byte(`{"format":1,"episode":{"standardize":{"mode":"channel","mean":[0],"sd":[-1]}},"model":{"InShape":[1]}}`))
+	f.Add([]byte(`{"format":2}`))
+	f.Add([]byte(`{"format":1,"files":{"model":"../x"},"class_names":["a"],"ways":1}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := parseManifest(b)
+		if err != nil {
+			return
+		}
+		if m.Format != 1 {
+			t.Fatalf("accepted format %d", m.Format)
+		}
+		if st := m.Episode.Standardize; st != nil && st.Mode == "channel" {
+			if len(m.Model.InShape) == 0 || len(st.Mean) != m.Model.InShape[0] || len(st.SD) != len(st.Mean) {
+				t.Fatalf("accepted channel statistics %v/%v for shape %v", st.Mean, st.SD, m.Model.InShape)
+			}
+			for _, d := range st.SD {
+				if !(d > 0) {
+					t.Fatalf("accepted deviation %v", d)
+				}
+			}
+		}
+	})
+}
