@@ -8,6 +8,8 @@
 // paths return bit-identical results: a solve does not depend on which path
 // a machine takes or on the alignment of a row.
 //
+// DRKNN_PORTABLE=1 in the environment forces the portable path.
+//
 // Exp is accurate to about 2 ulp on the domain the solver uses, [−700, 0];
 // it is not a general replacement for math.Exp (no special cases, no
 // overflow handling).

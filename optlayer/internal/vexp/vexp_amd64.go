@@ -2,9 +2,15 @@
 
 package vexp
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
 
-var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	"golang.org/x/sys/cpu"
+)
+
+// useAsm selects the AVX2+FMA kernels; DRKNN_PORTABLE=1 in the environment
+// forces the portable twins (for tests and for comparing machines).
+var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA && os.Getenv("DRKNN_PORTABLE") != "1"
 
 //go:noescape
 func affineMaxAVX(dst, c, rm *float64, n int, a, b float64)
