@@ -138,7 +138,8 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	st.L = 0
 	// written by index into the capacity (grown a column ahead), cut to
 	// length at the end
-	ri, gv, cv := st.ri[:cap(st.ri)], st.gv[:cap(st.gv)], st.cv[:cap(st.cv)]
+	c0 := min(cap(st.ri), cap(st.gv), cap(st.cv))
+	ri, gv, cv := st.ri[:c0], st.gv[:c0], st.cv[:c0]
 	nz := 0
 	st.cp[0] = 0
 	for m := 0; m < M; m++ {
@@ -151,7 +152,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 			cr := s.ct[q*n : (q+1)*n]
 			kr, cr = kr[:len(um)], cr[:len(um)]
 			vq := s.v[q]
-			if nz+n > len(gv) || nz+n > len(ri) || nz+n > len(cv) {
+			if nz+n > len(gv) { // ri, gv and cv always have the same length
 				c := 2*nz + 4*n
 				ri = append(ri[:nz], make([]int32, c-nz)...)
 				gv = append(gv[:nz], make([]float64, c-nz)...)

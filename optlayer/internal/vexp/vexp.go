@@ -125,10 +125,7 @@ func ExpMoments(x, c []float64, sh, cut float64) (z, e1, e2 float64) {
 		acc[4+l] += wc
 		acc[8+l] = math.FMA(wc, c[i], acc[8+l])
 	}
-	z = (acc[0] + acc[1]) + (acc[2] + acc[3])
-	e1 = (acc[4] + acc[5]) + (acc[6] + acc[7])
-	e2 = (acc[8] + acc[9]) + (acc[10] + acc[11])
-	return z, e1, e2
+	return lanes(acc[0:4]), lanes(acc[4:8]), lanes(acc[8:12])
 }
 
 // ExpShiftSum sets x[i] = e^(x[i]−sh) where x[i]−sh ≥ −cut and 0 elsewhere
@@ -151,7 +148,7 @@ func ExpShiftSum(x []float64, sh, cut float64) float64 {
 		x[i] = e
 		acc[i&3] += e
 	}
-	return (acc[0] + acc[1]) + (acc[2] + acc[3])
+	return lanes(acc[:])
 }
 
 // WeightedMoments returns, with w_i = k[i]·u[i], Σ w_i, Σ w_i c_i and
@@ -173,8 +170,8 @@ func WeightedMoments(k, u, c []float64) (s0, s1, s2 float64) {
 		acc[4+l] += wc
 		acc[8+l] = math.FMA(wc, c[i], acc[8+l])
 	}
-	s0 = (acc[0] + acc[1]) + (acc[2] + acc[3])
-	s1 = (acc[4] + acc[5]) + (acc[6] + acc[7])
-	s2 = (acc[8] + acc[9]) + (acc[10] + acc[11])
-	return s0, s1, s2
+	return lanes(acc[0:4]), lanes(acc[4:8]), lanes(acc[8:12])
 }
+
+// lanes combines four lane sums in the vector kernels' order.
+func lanes(a []float64) float64 { return (a[0] + a[1]) + (a[2] + a[3]) }

@@ -100,6 +100,13 @@ GLOBL expc<>(SB), RODATA|NOPTR, $544
 	VPSLLQ $52, Y1, Y1 \
 	VPADDQ Y1, Y0, Y0
 
+// MASKEDEXPY0 sets Y0 = e^Y0 where Y0 ≥ Y14 (the negated cut) and 0
+// elsewhere, NaN included. Clobbers Y1–Y4.
+#define MASKEDEXPY0 \
+	VCMPPD $0x1D, Y14, Y0, Y4 \
+	EXPY0 \
+	VANDPD Y4, Y0, Y0
+
 // func affineMaxAVX(dst, c, rm *float64, n int, a, b float64)
 TEXT ·affineMaxAVX(SB), NOSPLIT, $0-48
 	MOVQ dst+0(FP), DI
@@ -142,9 +149,7 @@ TEXT ·expSubAccAVX(SB), NOSPLIT, $0-40
 esloop:
 	VMOVUPD (DI), Y0
 	VSUBPD  (SI), Y0, Y0
-	VCMPPD  $0x1D, Y14, Y0, Y4
-	EXPY0
-	VANDPD  Y4, Y0, Y0
+	MASKEDEXPY0
 	VMOVUPD Y0, (DI)
 	VADDPD  (DX), Y0, Y5
 	VMOVUPD Y5, (DX)
@@ -175,9 +180,7 @@ TEXT ·expMomentsAVX(SB), NOSPLIT, $0-48
 emloop:
 	VMOVUPD (DI), Y0
 	VSUBPD  Y13, Y0, Y0
-	VCMPPD  $0x1D, Y14, Y0, Y4
-	EXPY0
-	VANDPD  Y4, Y0, Y0
+	MASKEDEXPY0
 	VMOVUPD (SI), Y5
 	VADDPD  Y0, Y10, Y10
 	VMULPD  Y5, Y0, Y6
@@ -209,9 +212,7 @@ TEXT ·expShiftSumAVX(SB), NOSPLIT, $0-40
 xsloop:
 	VMOVUPD (DI), Y0
 	VSUBPD  Y13, Y0, Y0
-	VCMPPD  $0x1D, Y14, Y0, Y4
-	EXPY0
-	VANDPD  Y4, Y0, Y0
+	MASKEDEXPY0
 	VMOVUPD Y0, (DI)
 	VADDPD  Y0, Y10, Y10
 	ADDQ    $32, DI
