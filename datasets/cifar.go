@@ -58,7 +58,7 @@ func parseCIFARBytes(data []byte) (*CIFARBatch, error) {
 	if len(data) == 0 {
 		return nil, errors.New("empty batch")
 	}
-	if len(data) > maxCIFARRecords*cifarRecord {
+	if int64(len(data)) > int64(maxCIFARRecords)*cifarRecord {
 		return nil, fmt.Errorf("batch larger than %d records", maxCIFARRecords)
 	}
 	if len(data)%cifarRecord != 0 {
@@ -167,7 +167,7 @@ func ReadCIFAR10(dir string, opts CIFAROptions) (*Dataset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cifar10: %w", err)
 		}
-		if st.Size() > maxCIFARRecords*cifarRecord {
+		if st.Size() > int64(maxCIFARRecords)*cifarRecord {
 			return nil, fmt.Errorf("cifar10: %s: %d bytes, larger than %d records", p, st.Size(), maxCIFARRecords)
 		}
 		data, err := os.ReadFile(p) // one allocation of the file's size

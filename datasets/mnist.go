@@ -85,28 +85,28 @@ func ParseIDX(r io.Reader, wantMagic uint32) (*IDX, error) {
 		return nil, fmt.Errorf("IDX dimensions: %w", shortErr(err))
 	}
 	dims := make([]int, nd)
-	total := 1
+	total := int64(1)
 	for i := range dims {
 		v := binary.BigEndian.Uint32(dimBytes[4*i:])
 		if v == 0 || v > maxIDXItems {
 			return nil, fmt.Errorf("IDX dimension %d is %d", i, v)
 		}
 		dims[i] = int(v)
-		total *= dims[i]
-		if total > maxIDXItems*mnistSide*mnistSide {
-			return nil, fmt.Errorf("IDX dimensions %v describe more than %d bytes", dims[:i+1], maxIDXItems*mnistSide*mnistSide)
+		total *= int64(dims[i])
+		if total > int64(maxIDXItems)*mnistSide*mnistSide {
+			return nil, fmt.Errorf("IDX dimensions %v describe more than %d bytes", dims[:i+1], int64(maxIDXItems)*mnistSide*mnistSide)
 		}
 	}
 	// Read at most total+1 bytes: ReadAll grows its buffer with the data
 	// that is really there, and the extra byte detects trailing data.
-	data, err := io.ReadAll(io.LimitReader(rd, int64(total)+1))
+	data, err := io.ReadAll(io.LimitReader(rd, total+1))
 	if err != nil {
 		return nil, fmt.Errorf("IDX data: %w", shortErr(err))
 	}
-	if len(data) < total {
+	if int64(len(data)) < total {
 		return nil, fmt.Errorf("IDX data truncated: %d of %d bytes (dimensions %v)", len(data), total, dims)
 	}
-	if len(data) > total {
+	if int64(len(data)) > total {
 		return nil, fmt.Errorf("IDX data has trailing bytes after the %d declared by dimensions %v", total, dims)
 	}
 	if err := closeFn(); err != nil {

@@ -12,7 +12,7 @@ import (
 
 // maxDataBytes bounds the payload a header may announce (1 TiB); beyond it
 // the header is taken to be corrupt.
-const maxDataBytes = 1 << 40
+const maxDataBytes = min(1<<40, math.MaxInt)
 
 // ReadHeader reads and checks the magic, version and header dictionary,
 // leaving r at the first data byte.
