@@ -6,6 +6,7 @@ require (
 	github.com/chewxy/hm v1.0.0
 	github.com/sbinet/npyio v0.6.0
 	github.com/schollz/progressbar/v3 v3.14.6
+	golang.org/x/sync v0.10.0
 	golang.org/x/sys v0.22.0
 	gonum.org/v1/gonum v0.15.1
 	gonum.org/v1/netlib v0.0.0-20220323200511-14de99971b2d

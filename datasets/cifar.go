@@ -151,11 +151,11 @@ func ReadCIFAR10(dir string, opts CIFAROptions) (*Dataset, error) {
 		names, err := ParseCIFARMeta(f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("cifar10: %s: %w", metaPath, err)
+			return nil, corruptf("cifar10: %s: %w", metaPath, err)
 		}
 		classes = names
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("cifar10: %w", err)
+		return nil, classify(fmt.Errorf("cifar10: %w", err))
 	}
 	var parts []*Dataset
 	for _, name := range CIFAR10Batches {
@@ -165,18 +165,18 @@ func ReadCIFAR10(dir string, opts CIFAROptions) (*Dataset, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cifar10: %w", err)
+			return nil, classify(fmt.Errorf("cifar10: %w", err))
 		}
 		if st.Size() > int64(maxCIFARRecords)*cifarRecord {
-			return nil, fmt.Errorf("cifar10: %s: %d bytes, larger than %d records", p, st.Size(), maxCIFARRecords)
+			return nil, corruptf("cifar10: %s: %d bytes, larger than %d records", p, st.Size(), maxCIFARRecords)
 		}
 		data, err := os.ReadFile(p) // one allocation of the file's size
 		if err != nil {
-			return nil, fmt.Errorf("cifar10: %w", err)
+			return nil, classify(fmt.Errorf("cifar10: %w", err))
 		}
 		b, err := parseCIFARBytes(data)
 		if err != nil {
-			return nil, fmt.Errorf("cifar10: %s: %w", p, err)
+			return nil, corruptf("cifar10: %s: %w", p, err)
 		}
 		d := b.toDataset(opts.Grey)
 		d.Classes = classes
@@ -187,7 +187,7 @@ func ReadCIFAR10(dir string, opts CIFAROptions) (*Dataset, error) {
 		parts = append(parts, d)
 	}
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("cifar10: no data_batch_*.bin or test_batch.bin in %s", dir)
+		return nil, notFoundf("cifar10: no data_batch_*.bin or test_batch.bin in %s", dir)
 	}
 	return concat("cifar10", parts), nil
 }

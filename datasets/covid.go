@@ -36,7 +36,7 @@ func ReadCOVIDCT(dir string, size int) (*Dataset, error) {
 	for label, cls := range COVIDCTClasses {
 		names, err := listDir(filepath.Join(dir, cls), false)
 		if err != nil {
-			return nil, fmt.Errorf("covid-ct: %w", err)
+			return nil, fmt.Errorf("covid-ct: %w", err) // classified by listDir
 		}
 		for _, n := range names {
 			items = append(items, fileItem(filepath.Join(dir, cls, n), path.Join(cls, n), label))

@@ -66,6 +66,23 @@ type FetchSet struct {
 	Check func(dir string) error
 }
 
+// String describes the set for a listing: its name and what it is, then
+// for each file its address, where it is kept and its checksum.
+func (s FetchSet) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s %s\n", s.Name, s.About)
+	for _, f := range s.Files {
+		sum := "unverified (no published checksum)"
+		if f.SHA256 != "" {
+			sum = "sha256 " + f.SHA256 + " (" + f.SumSource + ")"
+		} else if f.MD5 != "" {
+			sum = "md5 " + f.MD5 + " (" + f.SumSource + ")"
+		}
+		fmt.Fprintf(&b, "  %s\n    -> %s, %s\n", f.URL, f.Dest, sum)
+	}
+	return b.String()
+}
+
 // FetchSets returns the built-in table of downloadable data sets.
 //
 // MNIST comes from the well-known mirror that torchvision uses, with
@@ -145,7 +162,9 @@ type FetchOptions struct {
 	Client       *http.Client // nil: a client with a 30 s header timeout
 	Retries      int          // further attempts after a cut connection; 0 means 3, < 0 none
 	KeepArchives bool         // keep downloaded archives after extracting them
-	Log          io.Writer    // progress lines; nil discards
+	// Progress, when set, receives one line (no newline) per step:
+	// downloads, resumptions, extractions. Fetch itself never prints.
+	Progress func(msg string)
 }
 
 func (o FetchOptions) client() *http.Client {
@@ -156,8 +175,8 @@ func (o FetchOptions) client() *http.Client {
 }
 
 func (o FetchOptions) logf(format string, args ...any) {
-	if o.Log != nil {
-		fmt.Fprintf(o.Log, format+"\n", args...)
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf(format, args...))
 	}
 }
 

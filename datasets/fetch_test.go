@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"image/color"
 	"net/http"
@@ -22,6 +23,11 @@ import (
 
 	"github.com/drknn/drknn/internal/datadir"
 )
+
+// logTo returns a FetchOptions.Progress that writes lines to b.
+func logTo(b *bytes.Buffer) func(string) {
+	return func(msg string) { b.WriteString(msg + "\n") }
+}
 
 func md5hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
 
@@ -117,7 +123,7 @@ func TestFetchRealFilesThroughMirror(t *testing.T) {
 	}
 	dir := t.TempDir()
 	var log bytes.Buffer
-	opts := FetchOptions{Dir: dir, BaseURL: m.srv.URL + "/", Log: &log}
+	opts := FetchOptions{Dir: dir, BaseURL: m.srv.URL + "/", Progress: logTo(&log)}
 	lung, _ := LookupFetchSet("lung-cancer")
 	if err := Fetch(context.Background(), lung, opts); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
@@ -181,7 +187,7 @@ func TestFetchResumesCutDownload(t *testing.T) {
 	m.cuts["/s/big.bin"] = 1
 	dir := t.TempDir()
 	var log bytes.Buffer
-	if err := Fetch(context.Background(), oneFileSet("s", "big.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Log: &log}); err != nil {
+	if err := Fetch(context.Background(), oneFileSet("s", "big.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Progress: logTo(&log)}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, "s", "big.bin"))
@@ -205,7 +211,7 @@ func TestFetchRestartsWhenRangeIgnored(t *testing.T) {
 	m.noRange = true
 	dir := t.TempDir()
 	var log bytes.Buffer
-	if err := Fetch(context.Background(), oneFileSet("s", "f.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Log: &log}); err != nil {
+	if err := Fetch(context.Background(), oneFileSet("s", "f.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Progress: logTo(&log)}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, "s", "f.bin"))
@@ -265,7 +271,7 @@ func TestFetchStalePartRestarts(t *testing.T) {
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "s", "f.bin.part"), bytes.Repeat([]byte{7}, 40000))
 	var log bytes.Buffer
-	if err := Fetch(context.Background(), oneFileSet("s", "f.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Log: &log}); err != nil {
+	if err := Fetch(context.Background(), oneFileSet("s", "f.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Progress: logTo(&log)}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	got, _ := os.ReadFile(filepath.Join(dir, "s", "f.bin"))
@@ -368,7 +374,7 @@ func TestFetchArchivesLayout(t *testing.T) {
 
 	dir := t.TempDir()
 	var log bytes.Buffer
-	opts := FetchOptions{Dir: dir, BaseURL: m.srv.URL, Log: &log}
+	opts := FetchOptions{Dir: dir, BaseURL: m.srv.URL, Progress: logTo(&log)}
 	for _, s := range []FetchSet{cifar, omni, covid} {
 		if err := Fetch(context.Background(), s, opts); err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
@@ -428,72 +434,6 @@ func TestFetchRejectsEscapingEntries(t *testing.T) {
 	}
 }
 
-func runCmd(args ...string) (code int, stdout, stderr string) {
-	var o, e bytes.Buffer
-	code = RunDataCommand(context.Background(), args, &o, &e)
-	return code, o.String(), e.String()
-}
-
-func TestDataCommand(t *testing.T) {
-	for _, args := range [][]string{
-		{}, {"fetch"}, {"get"}, {"get", "imagenet"}, {"get", "mnist", "-bogus"}, {"get", "mnist", "-retries", "x"},
-		{"get", "mnist", "-retries", "-1"}, {"verify", "mnist"}, {"list", "x"}, {"verify", "-base-url", "x"},
-	} {
-		code, out, errOut := runCmd(args...)
-		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "drknn-data: ") {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errOut)
-		}
-	}
-	if code, out, _ := runCmd("-h"); code != 0 || !strings.Contains(out, "usage") {
-		t.Errorf("-h: %d %q", code, out)
-	}
-	if code, out, _ := runCmd("list"); code != 0 || !strings.Contains(out, "c32a1d4ab5d03f1284b67883e8d87530") || !strings.Contains(out, "unverified") {
-		t.Errorf("list: %d %q", code, out)
-	}
-
-	data, err := datadir.Require("lung-cancer", "lung-cancer.data")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lung, _ := os.ReadFile(data)
-	m := newMirror(t)
-	m.files["/lung-cancer/lung-cancer.data"] = lung
-	dir := t.TempDir()
-	// Flags after the name, as the usage shows.
-	code, out, errOut := runCmd("get", "lung-cancer", "-dir", dir, "-base-url", m.srv.URL)
-	if code != 0 {
-		t.Fatalf("get: exit %d\n%s%s", code, out, errOut)
-	}
-	code, out, _ = runCmd("verify", "-dir", dir)
-	if code != 0 || !strings.Contains(out, "lung-cancer  ok") || !strings.Contains(out, "mnist        absent") {
-		t.Fatalf("verify: exit %d\n%s", code, out)
-	}
-	// Damage the file: verify fails and says why.
-	os.WriteFile(filepath.Join(dir, "lung-cancer", "lung-cancer.data"), append(lung, '\n'), 0o644)
-	code, out, _ = runCmd("verify", "-dir", dir)
-	if code != 1 || !strings.Contains(out, "lung-cancer  BAD") {
-		t.Fatalf("verify damaged: exit %d\n%s", code, out)
-	}
-	// get repairs it (mismatching file is downloaded again).
-	if code, out, errOut := runCmd("get", "-dir", dir, "-base-url", m.srv.URL, "lung-cancer"); code != 0 {
-		t.Fatalf("get again: %d\n%s%s", code, out, errOut)
-	}
-	// An MD5SUMS file in the folder is checked too.
-	writeTestFile(t, filepath.Join(dir, "MD5SUMS"), []byte(md5hex(lung)+"  ./lung-cancer/lung-cancer.data\n"+md5hex([]byte("x"))+"  ./nothere.txt\n"))
-	code, out, _ = runCmd("verify", "-dir", dir)
-	if code != 1 || !strings.Contains(out, "1 of 2 files missing or different") || !strings.Contains(out, "nothere.txt: missing") {
-		t.Fatalf("verify MD5SUMS: exit %d\n%s", code, out)
-	}
-	writeTestFile(t, filepath.Join(dir, "MD5SUMS"), []byte("not a sums line\n"))
-	if code, _, errOut := runCmd("verify", "-dir", dir); code != 1 || !strings.Contains(errOut, "MD5SUMS line 1") {
-		t.Fatalf("bad MD5SUMS: exit %d %q", code, errOut)
-	}
-	// A failing get: exit 1, one line.
-	if code, _, errOut := runCmd("get", "mnist", "-dir", t.TempDir(), "-base-url", m.srv.URL, "-retries", "0"); code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "404") {
-		t.Fatalf("failing get: exit %d %q", code, errOut)
-	}
-}
-
 // TestVerifyRealData checks the shared data folder with verify: every
 // present set is as published and every MD5SUMS entry (33,212 files) matches.
 func TestVerifyRealData(t *testing.T) {
@@ -501,10 +441,14 @@ func TestVerifyRealData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r, err := Verify(context.Background(), filepath.Dir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
-	ok, err := Verify(context.Background(), filepath.Dir(dir), &out)
-	if err != nil || !ok {
-		t.Fatalf("verify: %v %v\n%s", ok, err, out.String())
+	r.WriteTo(&out)
+	if !r.OK() {
+		t.Fatalf("verify: not ok\n%s", out.String())
 	}
 	for _, want := range []string{"omniglot     ok", "covid-ct     ok", "lung-cancer  ok", "MD5SUMS      ok, 33212 files match", "mnist        partial"} {
 		if !strings.Contains(out.String(), want) {
@@ -560,4 +504,22 @@ func FuzzParseMD5SUMS(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestVerifyNoData: a folder without any built-in set (empty set folders
+// count as absent) or a missing folder is ErrNotFound, not a pass.
+func TestVerifyNoData(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "mnist"), 0o755)
+	for _, d := range []string{dir, filepath.Join(dir, "nothere")} {
+		r, err := Verify(context.Background(), d)
+		if !errors.Is(err, ErrNotFound) || r != nil || !strings.Contains(err.Error(), d) {
+			t.Errorf("%s: report %v, error %v", d, r, err)
+		}
+	}
+	writeTestFile(t, filepath.Join(dir, "lung-cancer", "lung-cancer.data"), []byte("x"))
+	r, err := Verify(context.Background(), dir)
+	if err != nil || r.OK() || r.Sets[0].State != StateAbsent || r.Sets[3].State != StateBad {
+		t.Fatalf("one bad set: %v %+v", err, r)
+	}
 }

@@ -18,8 +18,9 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // MaxImagePixels bounds width×height of any image the readers decode. The
@@ -225,11 +226,11 @@ func resizeArea(dst, src []float32, c, h, w, oh, ow int) {
 const ioOverlap = 4
 
 // parallelFor runs fn(i) for i = 0…n-1 on up to ioOverlap×GOMAXPROCS
-// goroutines. Each
-// call must write only to its own slot of the output, so the result does not
-// depend on scheduling. On failure it returns the error of the lowest index
-// that failed (deterministic), after the workers have stopped; remaining work
-// is skipped once any error is seen.
+// goroutines (an errgroup with SetLimit). Each call must write only to its
+// own slot of the output, so the result does not depend on scheduling. On
+// failure it returns the error of the lowest index that failed
+// (deterministic: once index f has failed only indices below f are still
+// run, so every lower failure is found), after the workers have stopped.
 func parallelFor(n int, fn func(i int) error) error {
 	workers := min(ioOverlap*runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
@@ -241,35 +242,34 @@ func parallelFor(n int, fn func(i int) error) error {
 		return nil
 	}
 	var (
-		next   atomic.Int64
-		failed atomic.Bool
-		mu     sync.Mutex
-		errIdx = n
-		first  error
-		wg     sync.WaitGroup
+		g       errgroup.Group
+		minFail atomic.Int64       // lowest failed index so far; n while none
+		errs    = make([]error, n) // written by index, read after Wait
 	)
-	for k := 0; k < workers; k++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if err := fn(i); err != nil {
-					mu.Lock()
-					if i < errIdx {
-						errIdx, first = i, err
+	minFail.Store(int64(n))
+	g.SetLimit(workers)
+	for i := 0; i < n && int64(i) < minFail.Load(); i++ {
+		g.Go(func() error {
+			if int64(i) > minFail.Load() {
+				return nil
+			}
+			if err := fn(i); err != nil {
+				errs[i] = err
+				for {
+					cur := minFail.Load()
+					if int64(i) >= cur || minFail.CompareAndSwap(cur, int64(i)) {
+						break
 					}
-					mu.Unlock()
-					failed.Store(true)
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	return first
+	g.Wait()
+	if f := int(minFail.Load()); f < n {
+		return errs[f]
+	}
+	return nil
 }
 
 // toGrey decodes data and returns its luma resized to size×size (or at
@@ -352,7 +352,7 @@ func skipName(name string) bool {
 func listDir(dir string, wantDirs bool) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, err
+		return nil, classify(err)
 	}
 	var names []string
 	for _, e := range entries {
@@ -363,15 +363,15 @@ func listDir(dir string, wantDirs bool) ([]string, error) {
 		if e.Type()&os.ModeSymlink != 0 {
 			fi, err := os.Stat(filepath.Join(dir, e.Name()))
 			if err != nil {
-				return nil, err
+				return nil, classify(err)
 			}
 			isDir = fi.IsDir()
 		}
 		switch {
 		case wantDirs && !isDir:
-			return nil, fmt.Errorf("%s: unexpected file (expected only folders here)", filepath.Join(dir, e.Name()))
+			return nil, corruptf("%s: unexpected file (expected only folders here)", filepath.Join(dir, e.Name()))
 		case !wantDirs && isDir:
-			return nil, fmt.Errorf("%s: unexpected folder (expected only image files here)", filepath.Join(dir, e.Name()))
+			return nil, corruptf("%s: unexpected folder (expected only image files here)", filepath.Join(dir, e.Name()))
 		}
 		names = append(names, e.Name())
 	}
@@ -380,7 +380,7 @@ func listDir(dir string, wantDirs bool) ([]string, error) {
 		if wantDirs {
 			kind = "folders"
 		}
-		return nil, fmt.Errorf("%s: empty folder (no %s)", dir, kind)
+		return nil, corruptf("%s: empty folder (no %s)", dir, kind)
 	}
 	sort.Strings(names)
 	return names, nil
@@ -400,19 +400,17 @@ func decodeItems(name, root string, shape []int, classes []string, items []image
 	err := parallelFor(len(items), func(i int) error {
 		it := items[i]
 		data, err := it.read()
-		if err == nil {
-			var v []float32
-			v, err = convert(data)
-			if err == nil && len(v) != s {
-				err = fmt.Errorf("%d values, want %d", len(v), s)
-			}
-			if err == nil {
-				copy(d.X[i*s:], v)
-			}
+		if err != nil {
+			return classify(fmt.Errorf("%s: %w", filepath.Join(root, it.name), err))
+		}
+		v, err := convert(data)
+		if err == nil && len(v) != s {
+			err = fmt.Errorf("%d values, want %d", len(v), s)
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(root, it.name), err)
+			return corruptf("%s: %w", filepath.Join(root, it.name), err)
 		}
+		copy(d.X[i*s:], v)
 		d.Labels[i] = it.label
 		d.Files[i] = it.name
 		return nil
@@ -421,7 +419,7 @@ func decodeItems(name, root string, shape []int, classes []string, items []image
 		return nil, err
 	}
 	if err := d.Validate(); err != nil {
-		return nil, err
+		return nil, corruptf("%w", err)
 	}
 	return d, nil
 }

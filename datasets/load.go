@@ -1,9 +1,12 @@
 package datasets
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/drknn/drknn/internal/datadir"
 )
 
 // Options are the reader settings Load passes on. Each field applies only
@@ -18,7 +21,8 @@ type Options struct {
 	Size int
 	// Split: miniimagenet "train", "val" or "test"; omniglot a
 	// comma-separated list of sets ("background,evaluation"), overriding
-	// Omniglot.Sets.
+	// Omniglot.Sets; mnist "test" (t10k), "train" or "all" (train then
+	// t10k), "" = the test split when present, else train (ReadMNISTSplit).
 	Split string
 	// OneHot: lung-cancer encodes each nominal attribute as 4 indicator
 	// features (Shape [224], see LungOneHot) instead of value/3.
@@ -40,7 +44,7 @@ var loaders = map[string]struct {
 	subdir string
 	load   func(dir string, o Options) (*Dataset, error)
 }{
-	"mnist":   {"mnist", func(dir string, o Options) (*Dataset, error) { return ReadMNIST(dir) }},
+	"mnist":   {"mnist", func(dir string, o Options) (*Dataset, error) { return ReadMNISTSplit(dir, o.Split) }},
 	"cifar10": {"cifar-10", func(dir string, o Options) (*Dataset, error) { return ReadCIFAR10(dir, CIFAROptions{Grey: o.Grey}) }},
 	"lung-cancer": {"lung-cancer", func(dir string, o Options) (*Dataset, error) {
 		d, err := ReadLungCancer(dir)
@@ -122,12 +126,26 @@ func Load(name, dir string, opts Options) (*Dataset, error) {
 	}
 	d, err := l.load(dir, opts)
 	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("%w (%s)", err, howToGet(name, l.subdir))
+		}
 		return nil, err
 	}
 	if err := d.Validate(); err != nil {
-		return nil, err
+		return nil, corruptf("%w", err)
 	}
 	return d, nil
+}
+
+// howToGet says how to make a missing data set available.
+func howToGet(name, subdir string) string {
+	switch name {
+	case "mnist", "cifar10", "omniglot", "lung-cancer", "covid-ct":
+		return fmt.Sprintf("set data_dir, or %s to a folder holding %s/, or download it: drknn-data get %s", datadir.EnvVar, subdir, name)
+	case "miniimagenet":
+		return "point data_dir at a miniImageNet folder (images/ and split CSVs); it cannot be downloaded by drknn-data"
+	}
+	return "check data_dir"
 }
 
 // Grey returns a copy of an RGB image data set (Shape [3, H, W]) reduced to

@@ -191,16 +191,16 @@ func ReadLungCancer(path string) (*Dataset, error) {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("lung-cancer: %w", err)
+		return nil, classify(fmt.Errorf("lung-cancer: %w", err))
 	}
 	defer f.Close()
 	t, err := ParseLungCancer(f)
 	if err != nil {
-		return nil, fmt.Errorf("lung-cancer: %s: %w", path, err)
+		return nil, corruptf("lung-cancer: %s: %w", path, err)
 	}
 	d, err := t.Dataset()
 	if err != nil {
-		return nil, fmt.Errorf("lung-cancer: %s: %w", path, err)
+		return nil, corruptf("lung-cancer: %s: %w", path, err)
 	}
 	base := filepath.Base(path)
 	d.Files = make([]string, d.Len())

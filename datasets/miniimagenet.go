@@ -101,12 +101,12 @@ func ReadMiniImageNet(dir string, split string, size int) (*Dataset, error) {
 	csvPath := filepath.Join(dir, split+".csv")
 	f, err := os.Open(csvPath)
 	if err != nil {
-		return nil, fmt.Errorf("miniimagenet: split %s: %w", split, err)
+		return nil, classify(fmt.Errorf("miniimagenet: split %s: %w", split, err))
 	}
 	rows, err := ParseMiniImageNetCSV(f)
 	f.Close()
 	if err != nil {
-		return nil, fmt.Errorf("miniimagenet: %s: %w", csvPath, err)
+		return nil, corruptf("miniimagenet: %s: %w", csvPath, err)
 	}
 	classSet := map[string]int{}
 	for _, r := range rows {
@@ -126,10 +126,10 @@ func ReadMiniImageNet(dir string, split string, size int) (*Dataset, error) {
 		p := filepath.Join(imgDir, r.Filename)
 		fi, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("miniimagenet: %s line %d: %w", csvPath, r.Line, err)
+			return nil, classify(fmt.Errorf("miniimagenet: %s line %d: %w", csvPath, r.Line, err))
 		}
 		if !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("miniimagenet: %s line %d: %s is not a regular file", csvPath, r.Line, p)
+			return nil, corruptf("miniimagenet: %s line %d: %s is not a regular file", csvPath, r.Line, p)
 		}
 		items[i] = fileItem(p, path.Join("images", r.Filename), classSet[r.Label])
 	}

@@ -187,6 +187,13 @@ func digitClasses() []string {
 	return c
 }
 
+// MNIST split choices for ReadMNISTSplit (Options.Split of Load("mnist")).
+const (
+	MNISTTrain = "train" // the 60,000 training images (train-*)
+	MNISTTest  = "test"  // the 10,000 test images (t10k-*)
+	MNISTAll   = "all"   // train then test; both must be present
+)
+
 // ReadMNIST reads the MNIST splits present in dir: train
 // (train-images-idx3-ubyte, train-labels-idx1-ubyte) and/or t10k
 // (t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte), each with or without a
@@ -195,19 +202,63 @@ func digitClasses() []string {
 // order. Files holds "<image file>:<item>" for every sample. A split whose
 // image file exists without its label file (or the reverse) is an error, as
 // is a folder with neither split.
+//
+// Load("mnist") calls ReadMNISTSplit instead, whose default reads the test
+// split alone when it is present, so that adding the training files to a
+// folder changes no episode.
 func ReadMNIST(dir string) (*Dataset, error) {
+	return readMNISTSplits(dir, []string{"train", "t10k"}, false)
+}
+
+// ReadMNISTSplit reads one choice of MNIST splits from dir:
+//
+//   - "test": t10k-images/labels only (required);
+//   - "train": train-images/labels only (required);
+//   - "all": train then t10k (both required);
+//   - "": the test split when its files are present, otherwise the
+//     training split — the data the project has always used when only the
+//     t10k files are there, and unchanged when the train files are added.
+//
+// Files, order and checks are those of ReadMNIST.
+func ReadMNISTSplit(dir, split string) (*Dataset, error) {
+	switch split {
+	case MNISTTest:
+		return readMNISTSplits(dir, []string{"t10k"}, true)
+	case MNISTTrain:
+		return readMNISTSplits(dir, []string{"train"}, true)
+	case MNISTAll:
+		return readMNISTSplits(dir, []string{"train", "t10k"}, true)
+	case "":
+		if _, img := findMaybeGz(dir, "t10k-images-idx3-ubyte"); img {
+			return readMNISTSplits(dir, []string{"t10k"}, true)
+		}
+		if _, lab := findMaybeGz(dir, "t10k-labels-idx1-ubyte"); lab {
+			return readMNISTSplits(dir, []string{"t10k"}, true)
+		}
+		return ReadMNIST(dir)
+	}
+	return nil, fmt.Errorf("mnist: unknown split %q (want train, test or all)", split)
+}
+
+// readMNISTSplits reads the listed splits ("train", "t10k") in order; with
+// required every one must be present, otherwise the absent ones are
+// skipped (but not all of them).
+func readMNISTSplits(dir string, splits []string, required bool) (*Dataset, error) {
 	var parts []*Dataset
-	for _, split := range []string{"train", "t10k"} {
+	for _, split := range splits {
 		imgPath, imgOK := findMaybeGz(dir, split+"-images-idx3-ubyte")
 		labPath, labOK := findMaybeGz(dir, split+"-labels-idx1-ubyte")
 		if !imgOK && !labOK {
+			if required {
+				return nil, notFoundf("mnist: no %s-images-idx3-ubyte[.gz] and %s-labels-idx1-ubyte[.gz] in %s", split, split, dir)
+			}
 			continue
 		}
 		if !imgOK {
-			return nil, fmt.Errorf("mnist: %s has %s but no %s-images-idx3-ubyte[.gz]", dir, filepath.Base(labPath), split)
+			return nil, notFoundf("mnist: %s has %s but no %s-images-idx3-ubyte[.gz]", dir, filepath.Base(labPath), split)
 		}
 		if !labOK {
-			return nil, fmt.Errorf("mnist: %s has %s but no %s-labels-idx1-ubyte[.gz]", dir, filepath.Base(imgPath), split)
+			return nil, notFoundf("mnist: %s has %s but no %s-labels-idx1-ubyte[.gz]", dir, filepath.Base(imgPath), split)
 		}
 		d, err := readMNISTPair(imgPath, labPath)
 		if err != nil {
@@ -216,7 +267,7 @@ func ReadMNIST(dir string) (*Dataset, error) {
 		parts = append(parts, d)
 	}
 	if len(parts) == 0 {
-		return nil, fmt.Errorf("mnist: no train-* or t10k-* IDX files in %s", dir)
+		return nil, notFoundf("mnist: no train-* or t10k-* IDX files in %s", dir)
 	}
 	return concat("mnist", parts), nil
 }
@@ -224,17 +275,17 @@ func ReadMNIST(dir string) (*Dataset, error) {
 func readMNISTPair(imgPath, labPath string) (*Dataset, error) {
 	fi, err := os.Open(imgPath)
 	if err != nil {
-		return nil, fmt.Errorf("mnist: %w", err)
+		return nil, classify(fmt.Errorf("mnist: %w", err))
 	}
 	defer fi.Close()
 	fl, err := os.Open(labPath)
 	if err != nil {
-		return nil, fmt.Errorf("mnist: %w", err)
+		return nil, classify(fmt.Errorf("mnist: %w", err))
 	}
 	defer fl.Close()
 	d, err := ParseMNIST(fi, imgPath, fl, labPath)
 	if err != nil {
-		return nil, err
+		return nil, &kindError{ErrCorrupt, err}
 	}
 	base := filepath.Base(imgPath)
 	d.Files = make([]string, d.Len())

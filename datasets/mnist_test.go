@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -296,5 +297,62 @@ func TestParseIDXGzipMembers(t *testing.T) {
 	junk := append(gz(t, img), "junk"...)
 	if _, err := ParseIDX(bytes.NewReader(junk), 2051); err == nil {
 		t.Fatal("garbage after the gzip stream accepted")
+	}
+}
+
+// TestReadMNISTSplitChoice: with train and t10k files both present, the
+// default (Split "") reads t10k only — exactly what a folder with t10k alone
+// gives, so adding the training files changes no episode; "train", "test"
+// and "all" choose explicitly, and a required split that is absent is
+// ErrNotFound.
+func TestReadMNISTSplitChoice(t *testing.T) {
+	trImg, trLab := fakeMNIST(3)
+	teImg, teLab := fakeMNIST(2)
+	teLab[8], teLab[9] = 9, 8
+	testOnly, both, trainOnly := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{testOnly, both} {
+		writeFile(t, d, "t10k-images-idx3-ubyte.gz", gz(t, teImg))
+		writeFile(t, d, "t10k-labels-idx1-ubyte.gz", gz(t, teLab))
+	}
+	for _, d := range []string{both, trainOnly} {
+		writeFile(t, d, "train-images-idx3-ubyte.gz", gz(t, trImg))
+		writeFile(t, d, "train-labels-idx1-ubyte.gz", gz(t, trLab))
+	}
+	before, err := Load("mnist", testOnly, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir, split string
+		labels     []int
+		first      string
+	}{
+		{testOnly, "", []int{9, 8}, "t10k-images-idx3-ubyte.gz:0"},
+		{both, "", []int{9, 8}, "t10k-images-idx3-ubyte.gz:0"},
+		{both, "test", []int{9, 8}, "t10k-images-idx3-ubyte.gz:0"},
+		{both, "train", []int{0, 1, 2}, "train-images-idx3-ubyte.gz:0"},
+		{both, "all", []int{0, 1, 2, 9, 8}, "train-images-idx3-ubyte.gz:0"},
+		{trainOnly, "", []int{0, 1, 2}, "train-images-idx3-ubyte.gz:0"},
+	} {
+		d, err := Load("mnist", c.dir, Options{Split: c.split})
+		if err != nil {
+			t.Fatalf("%s split %q: %v", c.dir, c.split, err)
+		}
+		if !equalInts(d.Labels, c.labels) || d.Files[0] != c.first {
+			t.Errorf("%s split %q: labels %v first %s, want %v %s", c.dir, c.split, d.Labels, d.Files[0], c.labels, c.first)
+		}
+		if c.split == "" && c.dir == both && (!equalF32(d.X, before.X) || !equalInts(d.Labels, before.Labels)) {
+			t.Error("adding the training files changed the default data set")
+		}
+	}
+	for _, c := range []struct{ dir, split, want string }{
+		{testOnly, "train", "train-images-idx3-ubyte"},
+		{testOnly, "all", "train-images-idx3-ubyte"},
+		{trainOnly, "test", "t10k-images-idx3-ubyte"},
+	} {
+		_, err := Load("mnist", c.dir, Options{Split: c.split})
+		if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("split %q without its files: %v", c.split, err)
+		}
 	}
 }

@@ -93,7 +93,7 @@ func ReadOmniglot(dir string, opts OmniglotOptions) (*Dataset, error) {
 			closers = append(closers, closer)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("omniglot: %w", err)
+			return nil, classify(fmt.Errorf("omniglot: %w", err))
 		}
 		seenHere := map[string]bool{}
 		for _, ch := range chars {
@@ -107,7 +107,7 @@ func ReadOmniglot(dir string, opts OmniglotOptions) (*Dataset, error) {
 				classIdx[cls] = lab
 				classes = append(classes, cls)
 			} else if !seenHere[cls] {
-				return nil, fmt.Errorf("omniglot: class %q occurs in more than one of the sets %v", cls, sets)
+				return nil, corruptf("omniglot: class %q occurs in more than one of the sets %v", cls, sets)
 			}
 			seenHere[cls] = true
 			for _, it := range ch.files {
@@ -167,17 +167,17 @@ func omniglotSet(dir, set string) ([]omniglotChar, func() error, error) {
 	zipPath := folder + ".zip"
 	if _, err := os.Stat(zipPath); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil, fmt.Errorf("set %s not found: neither folder %s nor zip %s exists", set, folder, zipPath)
+			return nil, nil, notFoundf("set %s not found: neither folder %s nor zip %s exists", set, folder, zipPath)
 		}
 		return nil, nil, err
 	}
 	zr, err := zip.OpenReader(zipPath)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", zipPath, err)
+		return nil, nil, classify(fmt.Errorf("%s: %w", zipPath, err))
 	}
 	chars, err := omniglotZip(&zr.Reader, set+".zip", set)
 	if err != nil {
-		return nil, zr.Close, fmt.Errorf("%s: %w", zipPath, err)
+		return nil, zr.Close, corruptf("%s: %w", zipPath, err)
 	}
 	return chars, zr.Close, nil
 }

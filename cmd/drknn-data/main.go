@@ -1,26 +1,126 @@
-// Command drknn-data downloads the data sets of the Dr.k-NN experiments from
-// their upstream locations into the layout the datasets readers read, and
-// verifies what is there.
-//
-//	drknn-data get NAME... [-dir DIR] [-base-url URL] [-retries N] [-keep-archives]
-//	drknn-data verify [-dir DIR]
-//	drknn-data list
-//
-// NAME is mnist, cifar10, omniglot, lung-cancer, covid-ct or all. Exit
-// status: 0 success, 1 failure, 2 bad usage.
+// Command drknn-data downloads the data sets of the experiments into the
+// layout the datasets readers read (datasets.Fetch) and verifies what is
+// there (datasets.Verify). Exit status: 0 success, 1 failure, 2 bad usage.
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 
 	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/internal/datadir"
 )
+
+const usage = `usage:
+  drknn-data get NAME... [-dir DIR] [-base-url URL] [-retries N] [-keep-archives]
+  drknn-data verify [-dir DIR]
+  drknn-data list
+
+NAME is mnist, cifar10, omniglot, lung-cancer, covid-ct or all.
+DIR defaults to $DRKNN_DATA, else ../shared/data beside the module root.
+-base-url fetches file F of set S from URL/S/F instead of upstream.
+verify checks what is in DIR (and DIR/MD5SUMS when present); exit 1 on a
+mismatch or when DIR holds no data set.
+`
+
+// usageError is bad usage: exit status 2.
+type usageError struct{ error }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := datasets.RunDataCommand(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := report(os.Stderr, run(ctx, os.Args[1:], os.Stdout))
 	stop()
 	os.Exit(code)
+}
+
+// report prints err (if any) as one line on w and returns the exit status.
+func report(w io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(w, "drknn-data:", err)
+	if errors.As(err, new(usageError)) {
+		return 2
+	}
+	return 1
+}
+
+// run runs the command line args (without the program name), writing
+// listings, reports and progress to stdout.
+func run(ctx context.Context, args []string, stdout io.Writer) error {
+	bad := func(format string, a ...any) error {
+		return usageError{fmt.Errorf(format+" (see drknn-data -h)", a...)}
+	}
+	if len(args) == 0 {
+		return bad("missing command: get, verify or list")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "get", "verify", "list":
+	default:
+		return bad("unknown command %q: want get, verify or list", cmd)
+	}
+	fs := flag.NewFlagSet("drknn-data "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dir := fs.String("dir", datadir.Dir(), "data folder")
+	opts := datasets.FetchOptions{Progress: func(msg string) { fmt.Fprintln(stdout, msg) }}
+	if cmd == "get" {
+		fs.StringVar(&opts.BaseURL, "base-url", "", "fetch from this base URL instead of upstream")
+		fs.IntVar(&opts.Retries, "retries", 3, "further attempts after a cut connection")
+		fs.BoolVar(&opts.KeepArchives, "keep-archives", false, "keep downloaded archives after extracting")
+	}
+	var names []string // flags may come before, between or after the names
+	for {
+		if err := fs.Parse(rest); errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return nil
+		} else if err != nil {
+			return bad("%s: %v", cmd, err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		names, rest = append(names, fs.Arg(0)), fs.Args()[1:]
+	}
+	switch {
+	case cmd != "get" && len(names) > 0:
+		return bad("%s takes no names, got %q", cmd, names[0])
+	case cmd == "list":
+		for _, s := range datasets.FetchSets() {
+			fmt.Fprint(stdout, s)
+		}
+		return nil
+	case cmd == "verify":
+		r, err := datasets.Verify(ctx, *dir)
+		if err != nil {
+			return fmt.Errorf("verify: %w", err)
+		}
+		if r.WriteTo(stdout); !r.OK() {
+			return fmt.Errorf("verify: %s: some files are missing or different (see above)", *dir)
+		}
+		return nil
+	case opts.Retries < 0:
+		return bad("get: -retries %d must be ≥ 0", opts.Retries)
+	case opts.Retries == 0:
+		opts.Retries = -1 // FetchOptions: 0 means the default, < 0 none
+	}
+	sets, err := datasets.SelectFetchSets(names)
+	if err != nil {
+		return bad("get: %v", err)
+	}
+	opts.Dir = *dir
+	for _, s := range sets {
+		if err := datasets.Fetch(ctx, s, opts); err != nil {
+			return err
+		}
+	}
+	return nil
 }

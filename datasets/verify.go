@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,104 +15,147 @@ import (
 	"github.com/drknn/drknn/internal/datadir"
 )
 
-// DataCommandUsage is the help text of the drknn-data command.
-const DataCommandUsage = `usage:
-  drknn-data get NAME... [-dir DIR] [-base-url URL] [-retries N] [-keep-archives]
-  drknn-data verify [-dir DIR]
-  drknn-data list
+// SetState is what Verify finds of one built-in data set.
+type SetState string
 
-NAME is mnist, cifar10, omniglot, lung-cancer, covid-ct or all.
-DIR defaults to $DRKNN_DATA, else ../shared/data beside the module root.
--base-url fetches file F of set S from URL/S/F instead of upstream.
-verify checks what is in DIR (and DIR/MD5SUMS when present); exit 1 on a mismatch.
-`
+// Verify's verdicts for one data set.
+const (
+	StateOK      SetState = "ok"      // complete and as published
+	StateAbsent  SetState = "absent"  // not there at all
+	StatePartial SetState = "partial" // some files missing; those present match
+	StateBad     SetState = "BAD"     // something present is wrong
+)
 
-// RunDataCommand runs the drknn-data command with args (without the program
-// name) and returns its exit status: 0 success, 1 failure, 2 bad usage
-// (reported as one line on stderr).
-func RunDataCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	usageErr := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "drknn-data: "+format+" (see drknn-data -h)\n", a...)
-		return 2
+// SetStatus is Verify's finding for one data set.
+type SetStatus struct {
+	Name   string
+	State  SetState
+	Detail string // what is missing (partial) or wrong (BAD)
+}
+
+// VerifyReport is what Verify found in a data folder.
+type VerifyReport struct {
+	Dir  string
+	Sets []SetStatus // one per built-in set, in FetchSets order
+	// Sums is the number of entries of Dir/MD5SUMS checked (0 when there is
+	// no MD5SUMS file: HasSums false), SumsBad one description per missing or
+	// different file.
+	HasSums bool
+	Sums    int
+	SumsBad []string
+}
+
+// OK reports whether everything present is as it should be: no set is BAD
+// and every MD5SUMS entry matches. Absent and partial sets are not failures.
+func (r *VerifyReport) OK() bool {
+	for _, s := range r.Sets {
+		if s.State == StateBad {
+			return false
+		}
 	}
-	if len(args) == 0 {
-		return usageErr("missing command: get, verify or list")
+	return len(r.SumsBad) == 0
+}
+
+// WriteTo writes the report as text, one line per set ("mnist        ok",
+// "cifar10      partial: …") and a summary of the MD5SUMS check.
+func (r *VerifyReport) WriteTo(w io.Writer) (int64, error) {
+	var b strings.Builder
+	for _, s := range r.Sets {
+		fmt.Fprintf(&b, "%-12s %s", s.Name, s.State)
+		if s.Detail != "" {
+			b.WriteString(": " + s.Detail)
+		}
+		b.WriteByte('\n')
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, DataCommandUsage)
-		return 0
-	case "get", "verify", "list":
-	default:
-		return usageErr("unknown command %q: want get, verify or list", cmd)
-	}
-	fs := flag.NewFlagSet("drknn-data "+cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", datadir.Dir(), "data folder")
-	var base *string
-	var retries *int
-	var keep *bool
-	if cmd == "get" {
-		base = fs.String("base-url", "", "fetch from this base URL instead of upstream")
-		retries = fs.Int("retries", 3, "further attempts after a cut connection")
-		keep = fs.Bool("keep-archives", false, "keep downloaded archives after extracting")
-	}
-	// Flags may come before, between or after the names.
-	var names []string
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stdout, DataCommandUsage)
-				return 0
+	if r.HasSums && len(r.SumsBad) == 0 {
+		fmt.Fprintf(&b, "MD5SUMS      ok, %d files match\n", r.Sums)
+	} else if r.HasSums {
+		fmt.Fprintf(&b, "MD5SUMS      BAD: %d of %d files missing or different\n", len(r.SumsBad), r.Sums)
+		for i, bad := range r.SumsBad {
+			if i == 10 {
+				fmt.Fprintf(&b, "  … and %d more\n", len(r.SumsBad)-10)
+				break
 			}
-			return usageErr("%s: %v", cmd, err)
+			fmt.Fprintf(&b, "  %s\n", bad)
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		names = append(names, fs.Arg(0))
-		rest = fs.Args()[1:]
 	}
-	switch cmd {
-	case "list":
-		if len(names) > 0 {
-			return usageErr("list takes no names, got %q", names[0])
+	n, err := io.WriteString(w, b.String())
+	return int64(n), err
+}
+
+// Verify checks what is in dir: for every built-in set its files and layout
+// (ok, absent, partial with the missing files, or BAD with the reason),
+// then, when dir/MD5SUMS exists (lines "MD5  PATH" as md5sum writes them),
+// every listed file. A folder holding none of the built-in sets is an error
+// wrapping ErrNotFound (there is nothing to verify: a mistyped -dir or an
+// unset DRKNN_DATA must not pass as success); so is a missing folder.
+func Verify(ctx context.Context, dir string) (*VerifyReport, error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, classify(fmt.Errorf("data folder: %w", err))
+	} else if !fi.IsDir() {
+		return nil, notFoundf("data folder %s is not a folder", dir)
+	}
+	r := &VerifyReport{Dir: dir}
+	present := 0
+	for _, s := range FetchSets() {
+		top := strings.SplitN(s.Files[0].Dest, "/", 2)[0]
+		st := SetStatus{Name: s.Name, State: StateOK}
+		if _, err := os.Stat(filepath.Join(dir, top)); err != nil {
+			st.State = StateAbsent
+			r.Sets = append(r.Sets, st)
+			continue
 		}
-		for _, s := range FetchSets() {
-			fmt.Fprintf(stdout, "%-12s %s\n", s.Name, s.About)
-			for _, f := range s.Files {
-				sum := "unverified (no published checksum)"
-				switch {
-				case f.SHA256 != "":
-					sum = "sha256 " + f.SHA256 + " (" + f.SumSource + ")"
-				case f.MD5 != "":
-					sum = "md5 " + f.MD5 + " (" + f.SumSource + ")"
-				}
-				fmt.Fprintf(stdout, "  %s\n    -> %s, %s\n", f.URL, f.Dest, sum)
+		switch s.Name {
+		case "mnist", "cifar10", "lung-cancer":
+			missing, err := verifyKnownFiles(dir, knownFiles[s.Name])
+			switch {
+			case err != nil:
+				st.State, st.Detail = StateBad, err.Error()
+			case len(missing) == len(knownFiles[s.Name]):
+				st.State = StateAbsent // an empty folder
+			case len(missing) > 0:
+				st.State, st.Detail = StatePartial, "present files match; missing "+strings.Join(missing, ", ")
+			}
+		default:
+			if err := s.Check(dir); err != nil {
+				st.State, st.Detail = StateBad, err.Error()
 			}
 		}
-		return 0
-	case "verify":
-		if len(names) > 0 {
-			return usageErr("verify takes no names, got %q", names[0])
+		if st.State != StateAbsent {
+			present++
 		}
-		ok, err := Verify(ctx, *dir, stdout)
+		r.Sets = append(r.Sets, st)
+	}
+	if present == 0 {
+		return nil, notFoundf("no data set in %s (looked for %s; set %s or -dir, or download one: drknn-data get NAME)",
+			dir, strings.Join(fetchTops(), ", "), datadir.EnvVar)
+	}
+	sums := filepath.Join(dir, "MD5SUMS")
+	if _, err := os.Stat(sums); err == nil {
+		n, bad, err := checkMD5SUMS(ctx, dir, sums)
 		if err != nil {
-			fmt.Fprintf(stderr, "drknn-data: verify: %v\n", err)
-			return 1
+			return nil, err
 		}
-		if !ok {
-			return 1
-		}
-		return 0
+		r.HasSums, r.Sums, r.SumsBad = true, n, bad
 	}
-	// get
+	return r, nil
+}
+
+// fetchTops lists the top-level folders of the built-in sets ("mnist/", …).
+func fetchTops() []string {
+	var out []string
+	for _, s := range FetchSets() {
+		out = append(out, strings.SplitN(s.Files[0].Dest, "/", 2)[0]+"/")
+	}
+	return out
+}
+
+// SelectFetchSets returns the built-in sets called names, in that order;
+// "all" stands for every set and "cifar-10" for cifar10. An unknown name or
+// an empty list is an error listing the known ones.
+func SelectFetchSets(names []string) ([]FetchSet, error) {
 	if len(names) == 0 {
-		return usageErr("get: name a data set (mnist, cifar10, omniglot, lung-cancer, covid-ct or all)")
-	}
-	if *retries < 0 {
-		return usageErr("get: -retries %d must be ≥ 0", *retries)
+		return nil, errors.New("name a data set (mnist, cifar10, omniglot, lung-cancer, covid-ct or all)")
 	}
 	var sets []FetchSet
 	for _, n := range names {
@@ -126,86 +168,11 @@ func RunDataCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		s, ok := LookupFetchSet(n)
 		if !ok {
-			return usageErr("get: unknown data set %q (want mnist, cifar10, omniglot, lung-cancer, covid-ct or all)", n)
+			return nil, fmt.Errorf("unknown data set %q (want mnist, cifar10, omniglot, lung-cancer, covid-ct or all)", n)
 		}
 		sets = append(sets, s)
 	}
-	r := *retries
-	if r == 0 {
-		r = -1 // FetchOptions: 0 means the default, < 0 none
-	}
-	opts := FetchOptions{Dir: *dir, BaseURL: *base, Retries: r, KeepArchives: *keep, Log: stdout}
-	for _, s := range sets {
-		if err := Fetch(ctx, s, opts); err != nil {
-			fmt.Fprintf(stderr, "drknn-data: %v\n", err)
-			return 1
-		}
-	}
-	return 0
-}
-
-// Verify reports, one line per data set, what is in dir: for every
-// built-in set its files and layout ("ok", "absent", "partial" with the
-// missing files, or "BAD" with the reason), then, when dir/MD5SUMS exists
-// (lines "MD5  PATH" as md5sum writes them), the result of checking every
-// listed file. It returns false when anything present is wrong or a file
-// listed in MD5SUMS is missing or different; absent or partial sets alone
-// are not failures.
-func Verify(ctx context.Context, dir string, w io.Writer) (bool, error) {
-	if fi, err := os.Stat(dir); err != nil {
-		return false, err
-	} else if !fi.IsDir() {
-		return false, fmt.Errorf("%s is not a folder", dir)
-	}
-	allOK := true
-	for _, s := range FetchSets() {
-		top := strings.SplitN(s.Files[0].Dest, "/", 2)[0]
-		if _, err := os.Stat(filepath.Join(dir, top)); err != nil {
-			fmt.Fprintf(w, "%-12s absent\n", s.Name)
-			continue
-		}
-		var status string
-		switch s.Name {
-		case "mnist", "cifar10", "lung-cancer":
-			missing, err := verifyKnownFiles(dir, knownFiles[s.Name])
-			switch {
-			case err != nil:
-				status, allOK = "BAD: "+err.Error(), false
-			case len(missing) > 0:
-				status = "partial, present files match; missing " + strings.Join(missing, ", ")
-			default:
-				status = "ok"
-			}
-		default:
-			if err := s.Check(dir); err != nil {
-				status, allOK = "BAD: "+err.Error(), false
-			} else {
-				status = "ok"
-			}
-		}
-		fmt.Fprintf(w, "%-12s %s\n", s.Name, status)
-	}
-	sums := filepath.Join(dir, "MD5SUMS")
-	if _, err := os.Stat(sums); err == nil {
-		n, bad, err := checkMD5SUMS(ctx, dir, sums)
-		if err != nil {
-			return false, err
-		}
-		if len(bad) == 0 {
-			fmt.Fprintf(w, "MD5SUMS      ok, %d files match\n", n)
-		} else {
-			allOK = false
-			fmt.Fprintf(w, "MD5SUMS      BAD: %d of %d files missing or different\n", len(bad), n)
-			for i, b := range bad {
-				if i == 10 {
-					fmt.Fprintf(w, "  … and %d more\n", len(bad)-10)
-					break
-				}
-				fmt.Fprintf(w, "  %s\n", b)
-			}
-		}
-	}
-	return allOK, nil
+	return sets, nil
 }
 
 // knownFiles lists, for the single-file sets, every upstream file with its

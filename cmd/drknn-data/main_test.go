@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drknn/drknn/internal/datadir"
+)
+
+// runCmd runs the command as main would: the exit status, standard output
+// and standard error.
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = report(&e, run(context.Background(), args, &o))
+	return code, o.String(), e.String()
+}
+
+func md5hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
+
+func writeFile(t *testing.T, p string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{}, {"fetch"}, {"get"}, {"get", "imagenet"}, {"get", "mnist", "-bogus"}, {"get", "mnist", "-retries", "x"},
+		{"get", "mnist", "-retries", "-1"}, {"verify", "mnist"}, {"list", "x"}, {"verify", "-base-url", "x"},
+	} {
+		code, out, errOut := runCmd(args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "drknn-data: ") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line", args, code, out, errOut)
+		}
+	}
+	if code, out, _ := runCmd("-h"); code != 0 || !strings.Contains(out, "usage") {
+		t.Errorf("-h: %d %q", code, out)
+	}
+	if code, out, _ := runCmd("get", "-h"); code != 0 || !strings.Contains(out, "usage") {
+		t.Errorf("get -h: %d %q", code, out)
+	}
+	if code, out, _ := runCmd("list"); code != 0 || !strings.Contains(out, "c32a1d4ab5d03f1284b67883e8d87530") || !strings.Contains(out, "unverified") {
+		t.Errorf("list: %d %q", code, out)
+	}
+}
+
+// TestVerifyNothingThere: verify of a folder without any data set (or of a
+// folder that does not exist) fails with one line saying where it looked and
+// how to get data — it used to print "absent" five times and exit 0.
+func TestVerifyNothingThere(t *testing.T) {
+	empty := t.TempDir()
+	os.Mkdir(filepath.Join(empty, "mnist"), 0o755) // an empty set folder is absent too
+	for _, dir := range []string{empty, filepath.Join(empty, "nothere")} {
+		code, out, errOut := runCmd("verify", "-dir", dir)
+		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, dir) {
+			t.Errorf("verify %s: exit %d, stdout %q, stderr %q; want exit 1 and one line naming the folder", dir, code, out, errOut)
+		}
+		if dir == empty && !strings.Contains(errOut, "drknn-data get") {
+			t.Errorf("verify of an empty folder does not say how to get data: %q", errOut)
+		}
+	}
+}
+
+func TestGetAndVerify(t *testing.T) {
+	data, err := datadir.Require("lung-cancer", "lung-cancer.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lung, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/lung-cancer/lung-cancer.data" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write(lung)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	// Flags after the name, as the usage shows.
+	code, out, errOut := runCmd("get", "lung-cancer", "-dir", dir, "-base-url", srv.URL)
+	if code != 0 || !strings.Contains(out, "lung-cancer: done") {
+		t.Fatalf("get: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runCmd("verify", "-dir", dir)
+	if code != 0 || !strings.Contains(out, "lung-cancer  ok") || !strings.Contains(out, "mnist        absent") {
+		t.Fatalf("verify: exit %d\n%s", code, out)
+	}
+	// Damage the file: verify fails and says why.
+	os.WriteFile(filepath.Join(dir, "lung-cancer", "lung-cancer.data"), append(lung, '\n'), 0o644)
+	code, out, errOut = runCmd("verify", "-dir", dir)
+	if code != 1 || !strings.Contains(out, "lung-cancer  BAD") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("verify damaged: exit %d\n%s%s", code, out, errOut)
+	}
+	// get repairs it (the mismatching file is downloaded again).
+	if code, out, errOut := runCmd("get", "-dir", dir, "-base-url", srv.URL, "lung-cancer"); code != 0 {
+		t.Fatalf("get again: %d\n%s%s", code, out, errOut)
+	}
+	// An MD5SUMS file in the folder is checked too.
+	writeFile(t, filepath.Join(dir, "MD5SUMS"), []byte(md5hex(lung)+"  ./lung-cancer/lung-cancer.data\n"+md5hex([]byte("x"))+"  ./nothere.txt\n"))
+	code, out, _ = runCmd("verify", "-dir", dir)
+	if code != 1 || !strings.Contains(out, "1 of 2 files missing or different") || !strings.Contains(out, "nothere.txt: missing") {
+		t.Fatalf("verify MD5SUMS: exit %d\n%s", code, out)
+	}
+	writeFile(t, filepath.Join(dir, "MD5SUMS"), []byte("not a sums line\n"))
+	if code, _, errOut := runCmd("verify", "-dir", dir); code != 1 || !strings.Contains(errOut, "MD5SUMS line 1") {
+		t.Fatalf("bad MD5SUMS: exit %d %q", code, errOut)
+	}
+	// A failing get: exit 1, one line.
+	if code, _, errOut := runCmd("get", "mnist", "-dir", t.TempDir(), "-base-url", srv.URL, "-retries", "0"); code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "404") {
+		t.Fatalf("failing get: exit %d %q", code, errOut)
+	}
+}

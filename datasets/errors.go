@@ -1,0 +1,57 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+)
+
+// Sentinel errors that every reader and Load wrap (with %w, after a message
+// naming the file or folder), so callers can tell with errors.Is what went
+// wrong and act on it: a table runner skips a data set that is not there
+// but stops on one that is there and broken.
+var (
+	// ErrNotFound: the data set, or a file it needs, is not where the
+	// reader looked (missing folder, missing file, a file listed in an
+	// index that does not exist).
+	ErrNotFound = errors.New("data set not found")
+	// ErrCorrupt: the files are there but unreadable or invalid: a wrong
+	// magic number, a truncated file, a bad row, an undecodable image, a
+	// layout the reader does not accept, an I/O error while reading.
+	ErrCorrupt = errors.New("data set file corrupt or unreadable")
+)
+
+// kindError attaches one of the sentinels to an error without changing its
+// message: errors.Is(e, ErrNotFound) (or ErrCorrupt) holds, and so does
+// errors.Is / errors.As for everything err wraps (fs.ErrNotExist, …).
+type kindError struct {
+	kind error
+	err  error
+}
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
+
+// classify marks err with ErrNotFound when it says a file does not exist,
+// and with ErrCorrupt otherwise — unless it already carries one of the
+// two. nil stays nil.
+func classify(err error) error {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return &kindError{ErrNotFound, err}
+	}
+	return &kindError{ErrCorrupt, err}
+}
+
+// notFoundf returns an ErrNotFound error with the formatted message.
+func notFoundf(format string, a ...any) error {
+	return &kindError{ErrNotFound, fmt.Errorf(format, a...)}
+}
+
+// corruptf returns an ErrCorrupt error with the formatted message (which
+// may wrap a cause with %w).
+func corruptf(format string, a ...any) error {
+	return &kindError{ErrCorrupt, fmt.Errorf(format, a...)}
+}
