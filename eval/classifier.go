@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // Classifier learns from n labelled points and labels queries.
@@ -170,34 +171,43 @@ func checkP(p []float64, m, n int, tol float64) error {
 	return nil
 }
 
-// parallel calls f(lo, hi) on consecutive chunks of [0, n) from up to
-// workers goroutines (GOMAXPROCS when workers ≤ 0). Each index is handled
-// by exactly one call, so results written per index do not depend on the
-// number of workers.
-func parallel(n, workers int, f func(lo, hi int)) {
+// parallel calls f(lo, hi) on consecutive chunks of [0, n), one chunk per
+// worker, from up to workers goroutines (GOMAXPROCS when workers ≤ 0) of an
+// errgroup. Each index is handled by exactly one call and results are
+// written by index, so they do not depend on the number of workers. It
+// returns the first error of the chunk with the lowest start, whatever the
+// goroutines' timing.
+func parallel(n, workers int, f func(lo, hi int) error) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if workers > n {
-		workers = n
+	workers = max(min(workers, n), 1)
+	if n <= 0 {
+		return nil
 	}
-	if workers <= 1 {
-		if n > 0 {
-			f(0, n)
-		}
-		return
-	}
-	var wg sync.WaitGroup
 	chunk := (n + workers - 1) / workers
-	for lo := 0; lo < n; lo += chunk {
-		hi := min(lo+chunk, n)
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			f(lo, hi)
-		}(lo, hi)
+	errs := make([]error, (n+chunk-1)/chunk)
+	var g errgroup.Group
+	g.SetLimit(workers)
+	for c := range errs {
+		lo, hi := c*chunk, min((c+1)*chunk, n)
+		g.Go(func() error {
+			errs[c] = f(lo, hi)
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
+	return firstError(errs)
+}
+
+// firstError returns the first non-nil error of errs.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // predictFromVotes turns an nq×m vote matrix into labels with argmax.

@@ -452,29 +452,25 @@ func (f *FewShot) Votes(q []float32, nq int) ([]float64, error) {
 	in, m := f.net.Config().InSize(), f.m
 	votes := make([]float64, nq*m)
 	chunks := (nq + fewShotChunk - 1) / fewShotChunk
-	errs := make([]error, chunks)
 	h := f.head(f.rho)
-	parallel(chunks, f.s.Workers, func(lo, hi int) {
+	err := parallel(chunks, f.s.Workers, func(lo, hi int) error {
 		for c := lo; c < hi; c++ {
 			a, b := c*fewShotChunk, min((c+1)*fewShotChunk, nq)
 			e, err := f.net.Embed(q[a*in:b*in], b-a)
 			if err != nil {
-				errs[c] = err
-				continue
+				return err
 			}
 			z, _, err := h.apply(f.support, f.ys, e, f.d, m)
 			if err != nil {
-				errs[c] = err
-				continue
+				return err
 			}
 			softmaxRows(z, m)
 			copy(votes[a*m:b*m], z)
 		}
+		return nil
 	})
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("eval: %s: %w", f.method, err)
-		}
+	if err != nil {
+		return nil, fmt.Errorf("eval: %s: %w", f.method, err)
 	}
 	return votes, nil
 }

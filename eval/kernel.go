@@ -143,7 +143,7 @@ func (c *KernelSmoothing) sweep(q []float64, nq int, hs []float64) ([][]float64,
 	for b := range out {
 		out[b] = make([]float64, nq*m)
 	}
-	parallel(nq, c.Workers, func(lo, hi int) {
+	_ = parallel(nq, c.Workers, func(lo, hi int) error {
 		sq := make([]float64, n)
 		for j := lo; j < hi; j++ {
 			qj := q[j*d : (j+1)*d]
@@ -156,6 +156,7 @@ func (c *KernelSmoothing) sweep(q []float64, nq int, hs []float64) ([][]float64,
 				normalise(v)
 			}
 		}
+		return nil
 	})
 	return out, nil
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"gonum.org/v1/gonum/mathext"
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Accuracy returns the fraction of predictions equal to the truth.
@@ -86,11 +86,7 @@ func Evaluate(c Classifier, x []float64, n, d int, y []int, m int, q []float64, 
 }
 
 // StudentTQuantile returns the p-quantile (0.5 < p < 1) of Student's t
-// distribution with nu degrees of freedom. It is the formula of gonum's
-// distuv.StudentsT.Quantile, t = √(ν(1−x)/x) with x = I⁻¹_{2(1−p)}(ν/2, ½),
-// called through mathext directly: importing distuv would pull
-// golang.org/x/exp into the module's requirements.
+// distribution with nu degrees of freedom (gonum's distuv.StudentsT).
 func StudentTQuantile(p, nu float64) float64 {
-	x := mathext.InvRegIncBeta(nu/2, 0.5, 2*(1-p))
-	return math.Sqrt(nu * (1 - x) / x)
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(p)
 }

@@ -178,7 +178,7 @@ func (b *knnBase) weightedVotes(metric Metric, k, workers int, keep []int, w fun
 	m := b.m
 	votes = make([]float64, nq*m)
 	counts = make([]int, nq*m)
-	parallel(nq, workers, func(lo, hi int) {
+	_ = parallel(nq, workers, func(lo, hi int) error {
 		idx := make([]int, k)
 		dist := make([]float64, k)
 		for j := lo; j < hi; j++ {
@@ -199,6 +199,7 @@ func (b *knnBase) weightedVotes(metric Metric, k, workers int, keep []int, w fun
 				v[cl] /= float64(k)
 			}
 		}
+		return nil
 	})
 	return votes, counts, nil
 }
