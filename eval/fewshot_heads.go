@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -122,20 +123,19 @@ func (h matchingHead) apply(s []float64, ys []int, q []float64, d, m int) ([]flo
 		return out
 	}
 	sn, qn := norms(s, ns), norms(q, nq)
-	cos := make([]float64, nq*ns) // cosine similarities
-	r := make([]float64, nq*ns)   // softmax of τ·cos within the support's class
-	a := make([]float64, nq*ns)   // softmax of τ·cos over all supports
+	S, Q := mat.NewDense(ns, d, s), mat.NewDense(nq, d, q)
+	// Cosine similarities: QSᵀ with rows and columns divided by the norms.
+	C := mat.NewDense(nq, ns, nil)
+	C.Mul(Q, S.T())
+	cos := C.RawMatrix().Data
+	r := make([]float64, nq*ns) // softmax of τ·cos within the support's class
+	a := make([]float64, nq*ns) // softmax of τ·cos over all supports
 	z := make([]float64, nq*m)
 	lseC := make([]float64, m)
 	for j := 0; j < nq; j++ {
-		qj := q[j*d : (j+1)*d]
 		cj := cos[j*ns : (j+1)*ns]
-		for i := 0; i < ns; i++ {
-			var dot float64
-			for k, v := range s[i*d : (i+1)*d] {
-				dot += v * qj[k]
-			}
-			cj[i] = dot / (sn[i] * qn[j])
+		for i := range cj {
+			cj[i] /= sn[i] * qn[j]
 		}
 		// Log-sum-exp of τ·cos per class and over all supports.
 		for c := range lseC {
@@ -158,32 +158,38 @@ func (h matchingHead) apply(s []float64, ys []int, q []float64, d, m int) ([]flo
 		}
 	}
 	back := func(dz []float64) ([]float64, []float64, float64, error) {
-		ds := make([]float64, ns*d)
-		dq := make([]float64, nq*d)
+		// With g_ji = ∂L/∂cos(q_j, s_i), ∂cos/∂q = (ŝ − cos·q̂)/‖q‖ and
+		// ∂cos/∂s = (q̂ − cos·ŝ)/‖s‖ give
+		//	dQ = G′S − diag(Σ_i g_ji cos_ji/‖q_j‖²)Q,
+		//	dS = G′ᵀQ − diag(Σ_j g_ji cos_ji/‖s_i‖²)S,
+		// with G′_ji = g_ji/(‖q_j‖‖s_i‖).
+		Gp := mat.NewDense(nq, ns, nil)
+		gp := Gp.RawMatrix().Data
+		rq := make([]float64, nq)
+		rs := make([]float64, ns)
 		for j := 0; j < nq; j++ {
 			var sum float64
 			for _, g := range dz[j*m : (j+1)*m] {
 				sum += g
 			}
-			qj, dqj := q[j*d:(j+1)*d], dq[j*d:(j+1)*d]
 			for i, c := range ys {
-				// ∂L/∂cos(q, sᵢ).
 				g := h.scale * (dz[j*m+c]*r[j*ns+i] - a[j*ns+i]*sum)
-				if g == 0 {
-					continue
-				}
-				si, dsi := s[i*d:(i+1)*d], ds[i*d:(i+1)*d]
-				cij := cos[j*ns+i]
-				// ∂cos/∂q = (ŝ − cos·q̂)/‖q‖, ∂cos/∂s = (q̂ − cos·ŝ)/‖s‖.
-				nq2, ns2 := qn[j], sn[i]
-				for k := 0; k < d; k++ {
-					qh, sh := qj[k]/nq2, si[k]/ns2
-					dqj[k] += g * (sh - cij*qh) / nq2
-					dsi[k] += g * (qh - cij*sh) / ns2
-				}
+				gc := g * cos[j*ns+i]
+				gp[j*ns+i] = g / (qn[j] * sn[i])
+				rq[j] += gc
+				rs[i] += gc
 			}
 		}
-		return ds, dq, 0, nil
+		var dQ, dS mat.Dense
+		dQ.Mul(Gp, S)
+		dS.Mul(Gp.T(), Q)
+		for j := 0; j < nq; j++ {
+			floats.AddScaled(dQ.RawRowView(j), -rq[j]/(qn[j]*qn[j]), Q.RawRowView(j))
+		}
+		for i := 0; i < ns; i++ {
+			floats.AddScaled(dS.RawRowView(i), -rs[i]/(sn[i]*sn[i]), S.RawRowView(i))
+		}
+		return dS.RawMatrix().Data, dQ.RawMatrix().Data, 0, nil
 	}
 	return z, back, nil
 }

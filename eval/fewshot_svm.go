@@ -268,17 +268,15 @@ func projectSimplex(v []float64, r float64) {
 
 func (h svmHead) apply(s []float64, ys []int, q []float64, d, m int) ([]float64, headBackward, error) {
 	ns, nq := len(ys), len(q)/d
-	kt := make([]float64, ns*ns)
+	S := mat.NewDense(ns, d, s)
+	Q := mat.NewDense(nq, d, q)
+	// K̃ = SSᵀ + εI.
+	K := mat.NewDense(ns, ns, nil)
+	K.Mul(S, S.T())
 	for i := 0; i < ns; i++ {
-		for j := 0; j <= i; j++ {
-			var dot float64
-			for k, v := range s[i*d : (i+1)*d] {
-				dot += v * s[j*d+k]
-			}
-			kt[i*ns+j], kt[j*ns+i] = dot, dot
-		}
-		kt[i*ns+i] += h.eps
+		K.Set(i, i, K.At(i, i)+h.eps)
 	}
+	kt := K.RawMatrix().Data
 	for _, v := range kt {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, nil, fmt.Errorf("eval: metaoptnet: support Gram matrix holds %v", v)
@@ -288,64 +286,30 @@ func (h svmHead) apply(s []float64, ys []int, q []float64, d, m int) ([]float64,
 	if err != nil {
 		return nil, nil, err
 	}
-	// W = Sᵀα (d×m), z = e^ρ·qW.
-	w := make([]float64, d*m)
-	for i := 0; i < ns; i++ {
-		for c := 0; c < m; c++ {
-			a := sol.alpha[i*m+c]
-			if a == 0 {
-				continue
-			}
-			for k, v := range s[i*d : (i+1)*d] {
-				w[k*m+c] += a * v
-			}
-		}
-	}
+	// W = Sᵀα (d×m), z = e^ρ·QW.
+	A := mat.NewDense(ns, m, sol.alpha)
+	var W mat.Dense
+	W.Mul(S.T(), A)
 	scale := math.Exp(h.rho)
-	z := make([]float64, nq*m)
-	for j := 0; j < nq; j++ {
-		for k, v := range q[j*d : (j+1)*d] {
-			for c := 0; c < m; c++ {
-				z[j*m+c] += v * w[k*m+c]
-			}
-		}
-	}
-	for i := range z {
-		z[i] *= scale
-	}
+	Z := mat.NewDense(nq, m, nil)
+	Z.Mul(Q, &W)
+	Z.Scale(scale, Z)
+	z := Z.RawMatrix().Data
 	back := func(dz []float64) ([]float64, []float64, float64, error) {
 		var drho float64
 		for i, g := range dz {
 			drho += g * z[i]
 		}
-		// dW = e^ρ qᵀdz (d×m); dq = e^ρ dz Wᵀ.
-		dw := make([]float64, d*m)
-		dq := make([]float64, nq*d)
-		for j := 0; j < nq; j++ {
-			gz := dz[j*m : (j+1)*m]
-			qj, dqj := q[j*d:(j+1)*d], dq[j*d:(j+1)*d]
-			for k := 0; k < d; k++ {
-				var t float64
-				for c, g := range gz {
-					dw[k*m+c] += scale * g * qj[k]
-					t += g * w[k*m+c]
-				}
-				dqj[k] = scale * t
-			}
-		}
-		// W = Sᵀα: dS += α dWᵀ, dα = S dW.
-		ds := make([]float64, ns*d)
-		dalpha := make([]float64, ns*m)
-		for i := 0; i < ns; i++ {
-			si, dsi := s[i*d:(i+1)*d], ds[i*d:(i+1)*d]
-			ai := sol.alpha[i*m : (i+1)*m]
-			for k := 0; k < d; k++ {
-				for c := 0; c < m; c++ {
-					dsi[k] += ai[c] * dw[k*m+c]
-					dalpha[i*m+c] += si[k] * dw[k*m+c]
-				}
-			}
-		}
+		// dW = e^ρ Qᵀdz (d×m); dQ = e^ρ dz Wᵀ.
+		dZ := mat.NewDense(nq, m, nil)
+		dZ.Scale(scale, mat.NewDense(nq, m, dz))
+		var dW, dQ, dS, dA mat.Dense
+		dW.Mul(Q.T(), dZ)
+		dQ.Mul(dZ, W.T())
+		// W = Sᵀα: dS = α dWᵀ, dα = S dW.
+		dS.Mul(A, dW.T())
+		dA.Mul(S, &dW)
+		dalpha := dA.RawMatrix().Data
 		// Implicit differentiation: solve H[u; v] = [dα_free; 0]; then
 		// ∂L/∂K = −U αᵀ, and K = SSᵀ gives dS += (G + Gᵀ)S.
 		var idx []int
@@ -362,33 +326,16 @@ func (h svmHead) apply(s []float64, ys []int, q []float64, d, m int) ([]float64,
 		if err := uv.SolveVec(H, mat.NewVecDense(len(rhs), rhs)); err != nil {
 			return nil, nil, 0, fmt.Errorf("eval: metaoptnet backward: %w", err)
 		}
-		u := make([]float64, ns*m)
+		U := mat.NewDense(ns, m, nil)
 		for r, k := range idx {
-			u[k] = uv.AtVec(r)
+			U.Set(k/m, k%m, uv.AtVec(r))
 		}
-		gk := make([]float64, ns*ns)
-		for i := 0; i < ns; i++ {
-			for j := 0; j < ns; j++ {
-				var t float64
-				for c := 0; c < m; c++ {
-					t -= u[i*m+c] * sol.alpha[j*m+c]
-				}
-				gk[i*ns+j] = t
-			}
-		}
-		for i := 0; i < ns; i++ {
-			dsi := ds[i*d : (i+1)*d]
-			for j := 0; j < ns; j++ {
-				g := gk[i*ns+j] + gk[j*ns+i]
-				if g == 0 {
-					continue
-				}
-				for k, v := range s[j*d : (j+1)*d] {
-					dsi[k] += g * v
-				}
-			}
-		}
-		return ds, dq, drho, nil
+		var UA, G, GS mat.Dense
+		UA.Mul(U, A.T())
+		G.Add(&UA, UA.T())
+		GS.Mul(&G, S)
+		dS.Sub(&dS, &GS)
+		return dS.RawMatrix().Data, dQ.RawMatrix().Data, drho, nil
 	}
 	return z, back, nil
 }

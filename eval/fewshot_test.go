@@ -826,3 +826,46 @@ func TestSVMSweepBudgetFallback(t *testing.T) {
 		prev = dv
 	}
 }
+
+// BenchmarkFewShotHeads times one forward and backward pass of each head
+// at the sizes of training (a 5-way 10-shot pseudo-episode: 25 supports, 25
+// queries) and of prediction (50 supports, a 128-query chunk), d = 400.
+func BenchmarkFewShotHeads(b *testing.B) {
+	const d, m = 400, 5
+	for _, size := range []struct {
+		name   string
+		ns, nq int
+	}{{"train", 25, 25}, {"predict", 50, 128}} {
+		rng := rand.New(rand.NewSource(1))
+		s := make([]float64, size.ns*d)
+		q := make([]float64, size.nq*d)
+		for i := range s {
+			s[i] = rng.NormFloat64() / 20
+		}
+		for i := range q {
+			q[i] = rng.NormFloat64() / 20
+		}
+		ys := make([]int, size.ns)
+		for i := range ys {
+			ys[i] = i % m
+		}
+		dz := make([]float64, size.nq*m)
+		for i := range dz {
+			dz[i] = rng.NormFloat64()
+		}
+		for _, name := range []string{"proto", "matching", "svm", "ridge"} {
+			h := testHeads()[name]
+			b.Run(name+"/"+size.name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					_, back, err := h.apply(s, ys, q, d, m)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, _, _, err := back(dz); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
