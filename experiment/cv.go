@@ -5,7 +5,6 @@ import (
 	"math/rand"
 
 	"github.com/drknn/drknn/eval"
-	"github.com/drknn/drknn/train"
 )
 
 // chooseTheta returns the radii for a repeat: train.theta, or — when
@@ -15,7 +14,7 @@ import (
 // For each candidate and fold a fresh network is trained on the other folds
 // exactly as in the run and classifies the held-out fold. Ties go to the
 // smaller radius. Query samples are never looked at.
-func chooseTheta(cfg train.Config, shape []int, x []float32, y []int, seed int64, log *syncLogger, r int) ([]float64, error) {
+func chooseTheta(cfg Config, shape []int, x []float32, y []int, seed int64, log *syncLogger, r int) ([]float64, error) {
 	grid := cfg.Train.ThetaGrid
 	if len(grid) == 0 {
 		return cfg.Train.Theta, nil

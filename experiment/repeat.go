@@ -22,28 +22,14 @@ type repeatOut struct {
 
 // RepeatSeed is the seed of repeat r (0-based): it draws the episode and
 // initialises the network.
-func RepeatSeed(cfg train.Config, r int) int64 { return cfg.Seed + int64(r) }
+func RepeatSeed(cfg Config, r int) int64 { return cfg.Seed + int64(r) }
 
-// implemented lists the methods this build evaluates, in table order.
-func implemented(cfg train.Config) []string {
-	avail := map[string]bool{}
-	for _, m := range eval.Methods() {
-		avail[m] = true
+// methods lists the methods the config evaluates, in table order.
+func methods(cfg Config) []string {
+	if len(cfg.Eval.Methods) > 0 {
+		return cfg.Eval.Methods
 	}
-	for _, m := range eval.FewShotMethods() {
-		avail[m] = true
-	}
-	want := cfg.Eval.Methods
-	if len(want) == 0 {
-		want = train.Methods()
-	}
-	var out []string
-	for _, m := range want {
-		if avail[m] {
-			out = append(out, m)
-		}
-	}
-	return out
+	return Methods()
 }
 
 func toF64(x []float32) []float64 {
@@ -54,7 +40,7 @@ func toF64(x []float32) []float64 {
 	return out
 }
 
-func trainSettings(cfg train.Config, theta []float64, seed int64, n int) train.Settings {
+func trainSettings(cfg Config, theta []float64, seed int64, n int) train.Settings {
 	size := cfg.Train.MinisetSize
 	if size > n {
 		size = n
@@ -62,15 +48,15 @@ func trainSettings(cfg train.Config, theta []float64, seed int64, n int) train.S
 	return train.Settings{Steps: cfg.Train.Steps, LR: cfg.Train.LR, Minisets: cfg.Train.Minisets,
 		MinisetSize: size, Seed: seed,
 		Augment: datasets.AugmentSettings{Shift: cfg.Train.Augment.Shift, Flip: cfg.Train.Augment.Flip},
-		Risk: train.RiskSettings{Ways: cfg.Ways, Metric: metricOf(cfg.Train.Metric), Theta: theta,
+		Risk: train.RiskSettings{Ways: cfg.Ways, Metric: cfg.Metric(), Theta: theta,
 			Normalize: cfg.Train.ThetaRelative,
 			Solver:    optlayer.Settings{Epsilon: cfg.Train.Epsilon, Tol: cfg.Train.Tol}, Workers: 1}}
 }
 
 // SolveLFD solves the LFD on embeddings e (n×dim) with the run's metric,
 // normalisation and radii: the P* that Dr.k-NN votes with.
-func SolveLFD(cfg train.Config, e []float64, n, dim int, labels []int, theta []float64) (*optlayer.Result, error) {
-	c, err := optlayer.Costs(e, n, dim, metricOf(cfg.Train.Metric))
+func SolveLFD(cfg Config, e []float64, n, dim int, labels []int, theta []float64) (*optlayer.Result, error) {
+	c, err := optlayer.Costs(e, n, dim, cfg.Metric())
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +78,9 @@ func SolveLFD(cfg train.Config, e []float64, n, dim int, labels []int, theta []f
 }
 
 // fitTrain trains a fresh network on (x, y) and returns it.
-func fitTrain(cfg train.Config, shape []int, x []float32, y []int, theta []float64, seed int64,
+func fitTrain(cfg Config, shape []int, x []float32, y []int, theta []float64, seed int64,
 	ckpt, key string, resume bool, onStep func(train.StepStats)) (*model.Net, *train.Trainer, error) {
-	net, err := model.New(ModelConfig(cfg, shape), seed)
+	net, err := model.New(cfg.NetConfig(shape), seed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -127,7 +113,7 @@ func fitTrain(cfg train.Config, shape []int, x []float32, y []int, theta []float
 	return net, tr, nil
 }
 
-func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *syncLogger, prog *progress) (*repeatOut, error) {
+func runRepeat(cfg Config, d *datasets.Dataset, r int, opts Options, log *syncLogger, prog *progress) (*repeatOut, error) {
 	start := time.Now()
 	seed := RepeatSeed(cfg, r)
 	ep, err := datasets.NewEpisode(d, datasets.EpisodeSettings{Ways: cfg.Ways, Shots: cfg.Shots, Queries: cfg.Queries, Seed: seed})
@@ -189,8 +175,8 @@ func runRepeat(cfg train.Config, d *datasets.Dataset, r int, opts Options, log *
 	es := eval.Settings{K: cfg.Eval.K, Tau: cfg.Eval.Tau, Bandwidth: cfg.Eval.Bandwidth, Workers: 1}
 	rawTrain, rawQuery := toF64(trainSet.X), toF64(querySet.X)
 	raw := d.SampleSize()
-	for _, m := range implemented(cfg) {
-		if isFewShot(m) {
+	for _, m := range methods(cfg) {
+		if eval.IsFewShot(m) {
 			acc, err := fewShotAccuracy(cfg, m, d.Shape, trainSet.X, ep.TrainLabels, querySet.X, ep.QueryLabels, seed)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", m, err)
@@ -271,7 +257,7 @@ func int64s(x []int) []int64 {
 // Manifest describes an export folder.
 type Manifest struct {
 	Format        int           `json:"format"`
-	Config        train.Config  `json:"config"`
+	Config        Config        `json:"config"`
 	Model         model.Config  `json:"model"`
 	Theta         []float64     `json:"theta"`
 	ThetaRelative bool          `json:"theta_relative"`
@@ -293,7 +279,7 @@ type Manifest struct {
 // ExportFormat is the version of the export folder layout.
 const ExportFormat = 1
 
-func export(dir string, cfg train.Config, net *model.Net, et []float64, yt []int, lfd *optlayer.Result,
+func export(dir string, cfg Config, net *model.Net, et []float64, yt []int, lfd *optlayer.Result,
 	eq []float64, yq []int, n, nq, dim int, theta []float64, rec EpisodeRecord) error {
 	files := map[string]string{
 		"train_embeddings": "train_embeddings.npy", "train_labels": "train_labels.npy",
@@ -325,24 +311,15 @@ func export(dir string, cfg train.Config, net *model.Net, et []float64, yt []int
 	return writeJSON(filepath.Join(dir, "manifest.json"), m)
 }
 
-func isFewShot(m string) bool {
-	for _, f := range eval.FewShotMethods() {
-		if f == m {
-			return true
-		}
-	}
-	return false
-}
-
 // fewShotAccuracy trains a network baseline with the same body, the same
 // M·K samples and the same seed as Dr.k-NN and classifies the same queries.
-func fewShotAccuracy(cfg train.Config, method string, shape []int, x []float32, y []int, q []float32, yq []int, seed int64) (float64, error) {
+func fewShotAccuracy(cfg Config, method string, shape []int, x []float32, y []int, q []float32, yq []int, seed int64) (float64, error) {
 	steps := cfg.Eval.FewShotSteps
 	if steps == 0 {
 		steps = cfg.Train.Steps
 	}
 	s := eval.DefaultFewShotSettings()
-	s.Model, s.Steps, s.LR, s.Seed, s.Workers = ModelConfig(cfg, shape), steps, cfg.Train.LR, seed, 1
+	s.Model, s.Steps, s.LR, s.Seed, s.Workers = cfg.NetConfig(shape), steps, cfg.Train.LR, seed, 1
 	f, err := eval.TrainFewShot(method, s, shape, x, y, cfg.Ways)
 	if err != nil {
 		return 0, err

@@ -22,9 +22,6 @@ import (
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/internal/datadir"
-	"github.com/drknn/drknn/model"
-	"github.com/drknn/drknn/optlayer"
-	"github.com/drknn/drknn/train"
 )
 
 // Options control where and how a run reports.
@@ -78,12 +75,12 @@ type Results struct {
 	Seed     int64                   `json:"seed"`
 	Methods  map[string]MethodResult `json:"methods"`
 	Episodes []EpisodeRecord         `json:"episodes"`
-	Config   train.Config            `json:"config"`
+	Config   Config                  `json:"config"`
 	Seconds  float64                 `json:"seconds"`
 }
 
 // LoadData reads the configured data set.
-func LoadData(cfg train.Config) (*datasets.Dataset, error) {
+func LoadData(cfg Config) (*datasets.Dataset, error) {
 	dir := cfg.DataDir
 	if dir == "" && !datasets.Synthetic(cfg.Dataset) {
 		dir = filepath.Join(datadir.Dir(), datasets.Subdir(cfg.Dataset))
@@ -102,26 +99,8 @@ func LoadData(cfg train.Config) (*datasets.Dataset, error) {
 	return d, nil
 }
 
-// ModelConfig is the network for a data set's sample shape.
-func ModelConfig(cfg train.Config, shape []int) model.Config {
-	mc := model.Config{Kind: model.Kind(cfg.Model.Kind), InShape: shape, Dim: cfg.Model.Dim, DType: model.DType(cfg.Model.DType)}
-	if mc.Kind == model.CNN {
-		mc.Channels = cfg.Model.Channels
-	} else {
-		mc.Hidden = cfg.Model.Hidden
-	}
-	return mc
-}
-
-func metricOf(name string) optlayer.Metric {
-	if name == "sqeuclidean" {
-		return optlayer.SqEuclidean
-	}
-	return optlayer.Euclidean
-}
-
 // Run runs the experiment and writes OutDir/results.json and the exports.
-func Run(cfg train.Config, opts Options) (*Results, error) {
+func Run(cfg Config, opts Options) (*Results, error) {
 	start := time.Now()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -135,7 +114,7 @@ func Run(cfg train.Config, opts Options) (*Results, error) {
 
 // RunData is Run on a data set already in memory (the table reuses one
 // load across its cells). start is when the run's clock started.
-func RunData(cfg train.Config, d *datasets.Dataset, opts Options, start time.Time) (*Results, error) {
+func RunData(cfg Config, d *datasets.Dataset, opts Options, start time.Time) (*Results, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

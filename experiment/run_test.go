@@ -8,12 +8,11 @@ import (
 
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/npy"
-	"github.com/drknn/drknn/train"
 )
 
-func synthConfig(t *testing.T, sets ...string) train.Config {
+func synthConfig(t *testing.T, sets ...string) Config {
 	t.Helper()
-	cfg, err := train.LoadConfig("../configs/synthetic.yaml", sets)
+	cfg, err := LoadConfig("../configs/synthetic.yaml", sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +119,7 @@ func TestTrainingBeatsUntrained(t *testing.T) {
 // TestMNISTShort is the short real-data run: MNIST 2-way 5-shot, a few
 // steps, one repeat.
 func TestMNISTShort(t *testing.T) {
-	cfg, err := train.LoadConfig("../configs/mnist.yaml", []string{"repeats=1", "train.steps=30", "queries=200"})
+	cfg, err := LoadConfig("../configs/mnist.yaml", []string{"repeats=1", "train.steps=30", "queries=200"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/atomicfile"
-	"github.com/drknn/drknn/train"
 )
 
 // TableOptions control a run of the paper's Table 1.
@@ -98,7 +97,7 @@ func RunTable(opts TableOptions) ([]CellOutcome, error) {
 			sets = append(sets, QuickSets()...)
 		}
 		sets = append(sets, opts.Sets...)
-		cfg, err := train.LoadConfig(o.Config, sets)
+		cfg, err := LoadConfig(o.Config, sets)
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}
@@ -224,7 +223,7 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), "", "", "", "", "", "skipped: " + o.Skipped})
 			continue
 		}
-		for _, m := range train.Methods() {
+		for _, m := range Methods() {
 			r, ok := o.Results.Methods[m]
 			if !ok {
 				continue

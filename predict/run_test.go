@@ -7,7 +7,6 @@ import (
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/experiment"
 	"github.com/drknn/drknn/predict"
-	"github.com/drknn/drknn/train"
 )
 
 // TestReproducesRun trains a small synthetic experiment with package
@@ -15,7 +14,7 @@ import (
 // embeddings reproduces the accuracies in results.json, for every method
 // predict offers that the run evaluated.
 func TestReproducesRun(t *testing.T) {
-	cfg, err := train.ParseConfig("tiny.yaml", []byte(`
+	cfg, err := experiment.ParseConfig("tiny.yaml", []byte(`
 dataset: synthetic-images
 ways: 3
 shots: 4

@@ -226,7 +226,7 @@ func regionsCmd(args []string, stdout, stderr io.Writer) error {
 	if *repeat < 0 {
 		return bad("regions: -repeat %d, want ≥ 0", *repeat)
 	}
-	cfg, err := train.LoadConfig(*config, append(append([]string(nil), sets...), "model.dim=2"))
+	cfg, err := experiment.LoadConfig(*config, append(append([]string(nil), sets...), "model.dim=2"))
 	if err != nil {
 		return usageError{err}
 	}
@@ -243,7 +243,7 @@ func regionsCmd(args []string, stdout, stderr io.Writer) error {
 
 // trainRegions trains a d = 2 embedding on one episode and returns the
 // four panels of Figure 5.
-func trainRegions(cfg train.Config, r int) ([]figures.Panel, string, error) {
+func trainRegions(cfg experiment.Config, r int) ([]figures.Panel, string, error) {
 	d, err := experiment.LoadData(cfg)
 	if err != nil {
 		return nil, "", err
@@ -255,7 +255,7 @@ func trainRegions(cfg train.Config, r int) ([]figures.Panel, string, error) {
 	}
 	trainSet, querySet := d.Subset(ep.TrainIndex), d.Subset(ep.QueryIndex)
 	n, nq := len(ep.TrainIndex), len(ep.QueryIndex)
-	net, err := model.New(experiment.ModelConfig(cfg, d.Shape), seed)
+	net, err := model.New(cfg.NetConfig(d.Shape), seed)
 	if err != nil {
 		return nil, "", err
 	}

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/drknn/drknn/experiment"
-	"github.com/drknn/drknn/train"
 )
 
 type multiFlag []string
@@ -42,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "drknn-train: usage: drknn-train -config FILE.yaml [-set key=value …] [-out DIR] [-resume] [-quiet]")
 		return 2
 	}
-	cfg, err := train.LoadConfig(*config, sets)
+	cfg, err := experiment.LoadConfig(*config, sets)
 	if err != nil {
 		fmt.Fprintln(stderr, "drknn-train:", err)
 		return 2
@@ -68,7 +67,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s %d-way %d-shot, %d repeats, %.1fs → %s\n", res.Dataset, res.Ways, res.Shots, res.Repeats, res.Seconds, filepath.Join(dir, "results.json"))
 	if !*quiet {
-		for _, m := range train.Methods() {
+		for _, m := range experiment.Methods() {
 			if r, ok := res.Methods[m]; ok {
 				ci := "n/a"
 				if !math.IsNaN(r.CI95) {

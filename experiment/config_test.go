@@ -1,4 +1,4 @@
-package train
+package experiment
 
 import (
 	"os"
@@ -18,6 +18,12 @@ func TestParseConfigOverrides(t *testing.T) {
 	}
 	if len(cfg.Train.Theta) != 5 || cfg.Train.Theta[4] != 0.5 {
 		t.Fatalf("theta = %v", cfg.Train.Theta)
+	}
+	if cfg.Protocol != "" {
+		t.Fatalf("protocol %q, want empty (episodes) by default", cfg.Protocol)
+	}
+	if c2, err := ParseConfig("x.yaml", []byte(src), []string{"protocol=episodes"}); err != nil || c2.Protocol != ProtocolEpisodes {
+		t.Fatalf("protocol: episodes: %+v, %v", c2.Protocol, err)
 	}
 	// Keys the file does not set keep their defaults.
 	if cfg.Model.Dim != 400 || cfg.Train.LR != 1e-2 {
@@ -47,6 +53,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{"- a\n- b\n", "", "top level must be a mapping"},
 		{"dataset: [unclosed\n", "", "x.yaml"},
 		{"dataset: mnist\neval:\n  methods: [drknn, magic]\n", "", "key eval.methods = magic"},
+		{"dataset: mnist\nprotocol: fit\n", "", `key protocol = "fit"`},
 	}
 	for _, c := range cases {
 		var sets []string
@@ -94,6 +101,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("{"), "a.b.c=[")
 	f.Add([]byte("dataset: cifar10\ntrain:\n  augment: {shift: 2, flip: true}\n"), "data.standardize=channel")
 	f.Add([]byte("dataset: lung-cancer\nways: 3\nmodel: {kind: mlp}\n"), "data.onehot=true")
+	f.Add([]byte("protocol: episodes\n"), "protocol=fit")
 	f.Fuzz(func(t *testing.T, data []byte, set string) {
 		cfg, err := ParseConfig("f.yaml", data, []string{set})
 		if err == nil {
@@ -104,4 +112,42 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("multi-line error: %q", err)
 		}
 	})
+}
+
+func TestParseConfigAugmentAndStandardize(t *testing.T) {
+	src := "dataset: cifar10\ntrain:\n  augment: {shift: 2, flip: true}\ndata:\n  standardize: channel\n"
+	cfg, err := ParseConfig("x.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Train.Augment != (Augment{Shift: 2, Flip: true}) || cfg.Data.Standardize != "channel" {
+		t.Fatalf("augment %+v standardize %q", cfg.Train.Augment, cfg.Data.Standardize)
+	}
+	cfg, err = ParseConfig("x.yaml", []byte("dataset: lung-cancer\nways: 3\nmodel:\n  kind: mlp\n"), []string{"data.onehot=true", "data.standardize=sample"})
+	if err != nil || !cfg.Data.OneHot || cfg.Data.Standardize != "sample" {
+		t.Fatalf("onehot: %+v, %v", cfg.Data, err)
+	}
+	if d := Default(); d.Train.Augment != (Augment{}) || d.Data.Standardize != "" || d.Data.OneHot {
+		t.Fatalf("defaults must be off: %+v %+v", d.Train.Augment, d.Data)
+	}
+	bad := []struct{ src, set, want string }{
+		{"dataset: mnist\n", "train.augment.shift=-1", "key train.augment.shift = -1"},
+		{"dataset: mnist\n", "train.augment.shift=17", "key train.augment.shift = 17"},
+		{"dataset: mnist\n", "train.augment.flip=maybe", "key train.augment.flip"},
+		{"dataset: mnist\ntrain:\n  augment:\n    shfit: 2\n", "", `unknown key "train.augment.shfit" (line 4)`},
+		{"dataset: mnist\ntrain:\n  augment: 2\n", "", `key "train.augment" (line 3) must be a mapping`},
+		{"dataset: lung-cancer\nways: 3\nmodel:\n  kind: mlp\n", "train.augment.flip=true", "key train.augment = {shift: 0, flip: true}"},
+		{"dataset: cifar10\n", "data.standardize=global", `key data.standardize = "global"`},
+		{"dataset: mnist\n", "data.onehot=true", "key data.onehot"},
+	}
+	for _, c := range bad {
+		var sets []string
+		if c.set != "" {
+			sets = []string{c.set}
+		}
+		_, err := ParseConfig("x.yaml", []byte(c.src), sets)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "x.yaml: ") {
+			t.Errorf("%q %q: error %v, want one containing %q", c.src, c.set, err, c.want)
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package train
+package experiment
 
 import (
 	"bytes"
@@ -8,15 +8,21 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/optlayer"
 	"gopkg.in/yaml.v3"
 )
 
-// Config is one experiment: the data, the episode protocol, the network, the
+// Config is one experiment: the data, the protocol, the network, the
 // training of Algorithm 1 and the evaluation. It is read from YAML with
-// strict validation (see LoadConfig).
+// strict validation (see LoadConfig); Default gives the values a file
+// starts from. Package train sees only the part Algorithm 1 needs
+// (Config.TrainSettings).
 type Config struct {
 	Dataset string `yaml:"dataset" json:"dataset"`   // mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss, synthetic-swissroll
 	DataDir string `yaml:"data_dir" json:"data_dir"` // folder of the data set; "" = $DRKNN_DATA/<dataset> or ../shared/data/<dataset>
@@ -26,6 +32,10 @@ type Config struct {
 	Repeats int    `yaml:"repeats" json:"repeats"`   // episodes
 	Seed    int64  `yaml:"seed" json:"seed"`
 	Workers int    `yaml:"workers" json:"workers"` // goroutines; 0 = number of CPUs. Never changes results.
+	// Protocol is how the labelled data are used. "episodes" (the paper's,
+	// and the only one so far; "" means it): each repeat draws an M-way
+	// K-shot episode and trains a fresh network on its M·K samples.
+	Protocol string `yaml:"protocol" json:"protocol,omitempty"`
 
 	Data  DataConfig  `yaml:"data" json:"data"`
 	Model ModelConfig `yaml:"model" json:"model"`
@@ -310,6 +320,11 @@ func (c *Config) Validate() error {
 	default:
 		return bad("dataset", fmt.Sprintf("%q", c.Dataset), "unknown; want mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss or synthetic-swissroll")
 	}
+	switch c.Protocol {
+	case "", ProtocolEpisodes:
+	default:
+		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "unknown; want episodes")
+	}
 	if c.Ways < 2 {
 		return bad("ways", c.Ways, "need at least 2 classes")
 	}
@@ -439,22 +454,35 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// NetConfig is the network of the config for samples of the given shape.
+func (c *Config) NetConfig(shape []int) model.Config {
+	mc := model.Config{Kind: model.Kind(c.Model.Kind), InShape: shape, Dim: c.Model.Dim, DType: model.DType(c.Model.DType)}
+	if mc.Kind == model.CNN {
+		mc.Channels = c.Model.Channels
+	} else {
+		mc.Hidden = c.Model.Hidden
+	}
+	return mc
+}
+
+// Metric is train.metric as the solver's cost.
+func (c *Config) Metric() optlayer.Metric {
+	if c.Train.Metric == "sqeuclidean" {
+		return optlayer.SqEuclidean
+	}
+	return optlayer.Euclidean
+}
+
+// ProtocolEpisodes is the paper's protocol (Config.Protocol).
+const ProtocolEpisodes = "episodes"
+
 // maxAugmentShift bounds train.augment.shift; the trainer also checks it
 // against the image size.
 const maxAugmentShift = 16
 
-// Methods returns the result keys, in table order.
-func Methods() []string {
-	return []string{"drknn", "drknn_truncated", "kernel_smoothing", "embedding_knn",
-		"pca_knn", "svd_knn", "nca_knn", "matching_net", "proto_net", "metaoptnet", "metaoptnet_rr"}
-}
+// Methods returns the result keys, in table order: the classifiers of
+// package eval, then its few-shot network baselines.
+func Methods() []string { return append(eval.Methods(), eval.FewShotMethods()...) }
 
 // KnownMethod reports whether m is a method name.
-func KnownMethod(m string) bool {
-	for _, k := range Methods() {
-		if k == m {
-			return true
-		}
-	}
-	return false
-}
+func KnownMethod(m string) bool { return slices.Contains(Methods(), m) }
