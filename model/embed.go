@@ -11,7 +11,9 @@ const embedChunk = 128
 
 // Embed maps n samples x (n×InSize row-major, pixels scaled as in
 // training) to their embeddings (n×Dim row-major). It runs the same
-// kernels as the graph built by Apply, without Gorgonia.
+// kernels as the graph built by Apply, without Gorgonia; a Conv4 net runs
+// in inference mode (batch normalisation with the running statistics), so
+// each sample's embedding does not depend on the others.
 func (net *Net) Embed(x []float32, n int) ([]float64, error) {
 	if err := net.checkBatch(len(x), n); err != nil {
 		return nil, err
@@ -21,10 +23,15 @@ func (net *Net) Embed(x []float32, n int) ([]float64, error) {
 			return nil, fmt.Errorf("model: Embed: input %d (sample %d) is %v", i, i/net.cfg.InSize(), v)
 		}
 	}
-	out := make([]float64, n*net.cfg.Dim)
-	if net.cfg.DType == Float32 {
+	out := make([]float64, n*net.Dim())
+	switch {
+	case net.cfg.Kind == Conv4 && net.cfg.DType == Float32:
+		embedConv4[float32](net, x, n, out)
+	case net.cfg.Kind == Conv4:
+		embedConv4[float64](net, x, n, out)
+	case net.cfg.DType == Float32:
 		embedT(net, x, n, out, net.p32())
-	} else {
+	default:
 		embedT(net, x, n, out, net.p64())
 	}
 	return out, nil
@@ -45,8 +52,12 @@ func (net *Net) Embed64(x []float64, n int) ([]float64, error) {
 	if net.cfg.DType == Float32 {
 		return net.Embed(x32, n)
 	}
-	out := make([]float64, n*net.cfg.Dim)
-	embedT(net, x, n, out, net.p64())
+	out := make([]float64, n*net.Dim())
+	if net.cfg.Kind == Conv4 {
+		embedConv4[float64](net, x, n, out)
+	} else {
+		embedT(net, x, n, out, net.p64())
+	}
 	return out, nil
 }
 

@@ -24,4 +24,6 @@ func TestFallbackPaths(t *testing.T) {
 	t.Run("shapes", TestShapes)
 	t.Run("gradients", TestGradientFD)
 	t.Run("adam", TestAdamReference)
+	t.Run("conv4", TestConv4Forward)
+	t.Run("conv4-f32-gradients", TestConv4GradientF32)
 }

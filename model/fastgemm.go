@@ -55,6 +55,30 @@ func kernel[T Float](kc int, a *T, rsA, csA int, b *T, ldb int, c *T, ldc int, a
 // reports false, doing nothing, if the slices are too short for the
 // sizes (callers then use BLAS).
 func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, ldc int, acc bool) bool {
+	return fastGemmWS(nil, false, m, n, k, a, rsA, csA, b, ldb, c, ldc, acc)
+}
+
+// gemmWS is reusable working memory of fastGemmWS (the zero-padded edge
+// copies), so that repeated products allocate nothing.
+type gemmWS[T Float] struct {
+	edgeA, edgeB []T
+}
+
+func (ws *gemmWS[T]) buf(p *[]T, n int) []T {
+	if ws == nil {
+		return make([]T, n)
+	}
+	if cap(*p) < n {
+		*p = make([]T, n)
+	}
+	b := (*p)[:n]
+	clear(b)
+	return b
+}
+
+// fastGemmWS is fastGemm with its edge copies in ws (nil: allocated), on
+// the calling goroutine only when serial is true.
+func fastGemmWS[T Float](ws *gemmWS[T], serial bool, m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, ldc int, acc bool) bool {
 	if m <= 0 || n <= 0 {
 		return true
 	}
@@ -76,7 +100,11 @@ func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, 
 	// column tile of B (k×nr), made once.
 	var edgeA, edgeB []T
 	if mv := m % fastMR; mv != 0 {
-		edgeA = make([]T, fastMR*k)
+		var p *[]T
+		if ws != nil {
+			p = &ws.edgeA
+		}
+		edgeA = ws.buf(p, fastMR*k)
 		i0 := m - mv
 		for r := 0; r < mv; r++ {
 			for kk := 0; kk < k; kk++ {
@@ -85,7 +113,11 @@ func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, 
 		}
 	}
 	if nv := n % nr; nv != 0 {
-		edgeB = make([]T, k*nr)
+		var p *[]T
+		if ws != nil {
+			p = &ws.edgeB
+		}
+		edgeB = ws.buf(p, k*nr)
 		j0 := n - nv
 		for kk := 0; kk < k; kk++ {
 			copy(edgeB[kk*nr:kk*nr+nv], b[kk*ldb+j0:kk*ldb+j0+nv])
@@ -139,7 +171,7 @@ func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, 
 			}
 		}
 	}
-	if units == 1 || m*n*k < 1<<20 {
+	if serial || units == 1 || int64(m)*int64(n)*int64(k) < 1<<20 {
 		for u := 0; u < units; u++ {
 			body(u, u, u+1)
 		}

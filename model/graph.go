@@ -15,6 +15,11 @@ type Graph struct {
 	Net        *Net
 	G          *G.ExprGraph
 	Learnables G.Nodes // in Net.Params order
+
+	// InputGrad makes later Apply calls differentiate with respect to their
+	// input node too (Conv4 only; other bodies and the default leave ∂L/∂x
+	// out of the graph, which saves the first layer's input gradient).
+	InputGrad bool
 }
 
 // Dtype is the tensor dtype of the network's graph nodes.
@@ -48,10 +53,18 @@ func (n *Net) NewGraph(g *G.ExprGraph, prefix string) (*Graph, error) {
 	return gr, nil
 }
 
-// Apply adds the forward pass for the batch x to the graph and returns the
-// n×Dim embedding node. For a CNN, x is n×C×H×W or n×(C·H·W); for an MLP,
-// n×F. x must be in the same graph and have the Net's dtype.
-func (gr *Graph) Apply(x *G.Node) (*G.Node, error) {
+// Apply adds the forward pass for the batch x to the graph in training
+// mode and returns the n×Dim embedding node: it is ApplyMode(x, Train).
+func (gr *Graph) Apply(x *G.Node) (*G.Node, error) { return gr.ApplyMode(x, Train) }
+
+// ApplyMode adds the forward pass for the batch x to the graph and returns
+// the n×Dim embedding node. For a CNN or Conv4, x is n×C×H×W or
+// n×(C·H·W); for an MLP, n×F. x must be in the same graph and have the
+// Net's dtype. mode matters for Conv4 only (batch normalisation): Train
+// uses batch statistics and updates the Net's running statistics on every
+// run of the forward pass; Inference uses the running statistics, as
+// Net.Embed does.
+func (gr *Graph) ApplyMode(x *G.Node, mode Mode) (*G.Node, error) {
 	cfg := gr.Net.cfg
 	if x == nil {
 		return nil, fmt.Errorf("model: Apply: nil input node")
@@ -69,8 +82,25 @@ func (gr *Graph) Apply(x *G.Node) (*G.Node, error) {
 	if len(s) < 1 || s[0] < 1 {
 		return nil, bad()
 	}
+	if mode != Train && mode != Inference {
+		return nil, fmt.Errorf("model: Apply: mode %d, want Train or Inference", mode)
+	}
 	L := gr.Learnables
 	switch cfg.Kind {
+	case Conv4:
+		var dims int
+		switch {
+		case len(s) == 2 && s[1] == cfg.InSize():
+			dims = 2
+		case len(s) == 4 && s[1] == cfg.InShape[0] && s[2] == cfg.InShape[1] && s[3] == cfg.InShape[2]:
+			dims = 4
+		default:
+			return nil, bad()
+		}
+		if mode == Train && s[0]*cfg.InShape[1]*cfg.InShape[2] < 2 {
+			return nil, fmt.Errorf("model: Apply: batch normalisation in training mode needs more than one value per channel (input %q has shape %v)", x.Name(), s)
+		}
+		return gr.applyConv4(x, dims, mode)
 	case CNN:
 		var dims int
 		switch {

@@ -50,7 +50,7 @@ type manifest struct {
 func (n *Net) MarshalBinary() ([]byte, error) {
 	m := manifest{FormatVersion: FormatVersion, Config: n.cfg, DType: n.cfg.DType}
 	size := 0
-	for _, p := range n.params {
+	for _, p := range n.tensors() {
 		m.Tensors = append(m.Tensors, tensorEntry{Name: p.Name, Shape: p.Shape})
 		size += p.Len()
 	}
@@ -67,7 +67,7 @@ func (n *Net) MarshalBinary() ([]byte, error) {
 	buf = binary.LittleEndian.AppendUint32(buf, FormatVersion)
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(hdr)))
 	buf = append(buf, hdr...)
-	for _, p := range n.params {
+	for _, p := range n.tensors() {
 		for _, v := range p.F32 {
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 		}
@@ -187,7 +187,7 @@ func UnmarshalNet(data []byte, name string) (*Net, error) {
 	}
 	net := newZero(cfg) // sized by the data actually present
 	off := 0
-	for _, p := range net.params {
+	for _, p := range net.tensors() {
 		for j := range p.F32 {
 			p.F32[j] = math.Float32frombits(binary.LittleEndian.Uint32(raw[off:]))
 			off += 4
@@ -237,17 +237,17 @@ func (n *Net) LoadWeights(path string) error {
 	if !slices.Equal(m.cfg.InShape, n.cfg.InShape) {
 		return fmt.Errorf("model: %s: in_shape %v, the network has %v", path, m.cfg.InShape, n.cfg.InShape)
 	}
-	for i, p := range n.params {
-		if !slices.Equal(m.params[i].Shape, p.Shape) {
+	mt, nt := m.tensors(), n.tensors()
+	if len(mt) != len(nt) {
+		return fmt.Errorf("model: %s: %d tensors, the network has %d (config %v, the network's %v)", path, len(mt), len(nt), m.cfg, n.cfg)
+	}
+	for i, p := range nt {
+		if !slices.Equal(mt[i].Shape, p.Shape) {
 			return fmt.Errorf("model: %s: tensor %q has shape %v, the network needs %v", path, p.Name, m.params[i].Shape, p.Shape)
 		}
 	}
 	if !sameConfig(m.cfg, n.cfg) {
 		return fmt.Errorf("model: %s: config %v differs from the network's %v", path, m.cfg, n.cfg)
 	}
-	for i, p := range n.params {
-		copy(p.F32, m.params[i].F32)
-		copy(p.F64, m.params[i].F64)
-	}
-	return nil
+	return n.CopyWeights(m)
 }

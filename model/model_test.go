@@ -475,9 +475,17 @@ func TestDeterminism(t *testing.T) {
 	}
 }
 
+// sameWeights compares every parameter and buffer bit for bit.
 func sameWeights(a, b *Net) bool {
-	for i, p := range a.params {
-		q := b.params[i]
+	at, bt := a.tensors(), b.tensors()
+	if len(at) != len(bt) {
+		return false
+	}
+	for i, p := range at {
+		q := bt[i]
+		if p.Len() != q.Len() {
+			return false
+		}
 		for j := 0; j < p.Len(); j++ {
 			if math.Float64bits(p.At(j)) != math.Float64bits(q.At(j)) {
 				return false

@@ -41,11 +41,14 @@ func (p *Param) Set(i int, v float64) {
 	}
 }
 
-// Net is a feature extractor: its configuration and weights. Embed may be
-// called from several goroutines at once, but not while weights change.
+// Net is a feature extractor: its configuration, weights and (Conv4)
+// batch-normalisation running statistics. Embed may be called from several
+// goroutines at once, but not while weights change or a training-mode
+// graph runs.
 type Net struct {
-	cfg    Config
-	params []*Param
+	cfg     Config
+	params  []*Param // learnable
+	buffers []*Param // state that is not learned (BN running statistics)
 }
 
 // paramSpec lists the names and shapes of a configuration's weights, in
@@ -58,6 +61,8 @@ type paramSpec struct {
 	fanOut int
 	bias   bool
 	heInit bool
+	ones   bool // initialised to 1 (BN scale, running variance)
+	buffer bool // not learnable: a Net buffer, not a Param
 }
 
 func (c Config) specs() []paramSpec {
@@ -78,6 +83,25 @@ func (c Config) specs() []paramSpec {
 			{name: "fc2.weight", shape: []int{c.Hidden, c.Dim}, fanIn: c.Hidden, fanOut: c.Dim},
 			{name: "fc2.bias", shape: []int{c.Dim}, bias: true},
 		}
+	case Conv4:
+		var ps, bufs []paramSpec
+		for i, g := range c.blocks() {
+			pre := fmt.Sprintf("block%d.", i+1)
+			ps = append(ps,
+				paramSpec{name: pre + "conv.weight", shape: []int{g.k, g.c, 3, 3}, fanIn: g.c9(), fanOut: g.k * 9, heInit: true},
+				paramSpec{name: pre + "bn.weight", shape: []int{g.k}, ones: true},
+				paramSpec{name: pre + "bn.bias", shape: []int{g.k}, bias: true})
+			bufs = append(bufs,
+				paramSpec{name: pre + "bn.running_mean", shape: []int{g.k}, bias: true, buffer: true},
+				paramSpec{name: pre + "bn.running_var", shape: []int{g.k}, ones: true, buffer: true})
+		}
+		if c.Dim > 0 {
+			f := c.bodyWidth()
+			ps = append(ps,
+				paramSpec{name: "linear.weight", shape: []int{f, c.Dim}, fanIn: f, fanOut: c.Dim},
+				paramSpec{name: "linear.bias", shape: []int{c.Dim}, bias: true})
+		}
+		return append(ps, bufs...)
 	}
 	return nil
 }
@@ -100,15 +124,26 @@ func newZero(cfg Config) *Net {
 		} else {
 			p.F64 = make([]float64, shapeLen(s.shape))
 		}
-		n.params = append(n.params, p)
+		if s.buffer {
+			n.buffers = append(n.buffers, p)
+		} else {
+			n.params = append(n.params, p)
+		}
 	}
 	return n
 }
 
+// tensors is every stored tensor in file order: the parameters, then the
+// buffers.
+func (n *Net) tensors() []*Param {
+	return append(append([]*Param(nil), n.params...), n.buffers...)
+}
+
 // New returns a network for cfg (defaults applied) with weights drawn from
-// rand.New(rand.NewSource(seed)): He-normal for layers followed by a ReLU,
-// Glorot-uniform for the final linear map, zero biases. The same seed and
-// config give the same weights.
+// rand.New(rand.NewSource(seed)): He-normal for layers followed by a ReLU
+// (Conv4: every convolution), Glorot-uniform for the final linear map,
+// zero biases; batch-normalisation scales 1 and shifts 0, running means 0
+// and variances 1. The same seed and config give the same weights.
 func New(cfg Config, seed int64) (*Net, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -117,7 +152,13 @@ func New(cfg Config, seed int64) (*Net, error) {
 	n := newZero(cfg)
 	rng := rand.New(rand.NewSource(seed))
 	for i, s := range cfg.specs() {
-		p := n.params[i]
+		p := n.tensors()[i]
+		if s.ones {
+			for j := 0; j < p.Len(); j++ {
+				p.Set(j, 1)
+			}
+			continue
+		}
 		if s.bias {
 			continue
 		}
@@ -139,21 +180,43 @@ func New(cfg Config, seed int64) (*Net, error) {
 // Config returns the network's configuration (defaults applied).
 func (n *Net) Config() Config { return n.cfg.WithDefaults() }
 
-// Dim is the embedding width d.
-func (n *Net) Dim() int { return n.cfg.Dim }
+// Dim is the embedding width d (Conv4 without a linear layer: the width of
+// the flattened body, e.g. 64 for 1×28×28 and 1600 for 3×84×84).
+func (n *Net) Dim() int { return n.cfg.outDim() }
 
-// Params returns the weight tensors in storage order. They are the Net's
-// own storage, not copies.
+// Params returns the learnable weight tensors in storage order. They are
+// the Net's own storage, not copies.
 func (n *Net) Params() []*Param { return n.params }
 
-// Param returns the weight tensor with the given name.
+// Buffers returns the tensors that are state but not learnable — the
+// Conv4 batch-normalisation running means and variances, updated by
+// every training-mode forward pass — in storage order (none for CNN and
+// MLP). They are the Net's own storage; weights files and Clone include
+// them; optimisers must not.
+func (n *Net) Buffers() []*Param { return n.buffers }
+
+// Param returns the weight or buffer tensor with the given name.
 func (n *Net) Param(name string) (*Param, error) {
-	for _, p := range n.params {
+	for _, p := range n.tensors() {
 		if p.Name == name {
 			return p, nil
 		}
 	}
 	return nil, fmt.Errorf("model: no parameter %q", name)
+}
+
+// CopyWeights sets n's parameters and buffers to src's, which must have the
+// same configuration; on error n is unchanged.
+func (n *Net) CopyWeights(src *Net) error {
+	if !sameConfig(n.cfg, src.cfg) {
+		return fmt.Errorf("model: CopyWeights: config %v differs from %v", src.cfg, n.cfg)
+	}
+	dst, from := n.tensors(), src.tensors()
+	for i, p := range dst {
+		copy(p.F32, from[i].F32)
+		copy(p.F64, from[i].F64)
+	}
+	return nil
 }
 
 // NumParams is the total number of weights.
@@ -168,9 +231,6 @@ func (n *Net) NumParams() int {
 // Clone returns a deep copy of the network.
 func (n *Net) Clone() *Net {
 	c := newZero(n.cfg)
-	for i, p := range n.params {
-		copy(c.params[i].F32, p.F32)
-		copy(c.params[i].F64, p.F64)
-	}
+	_ = c.CopyWeights(n)
 	return c
 }

@@ -268,10 +268,8 @@ func (t *Trainer) Resume(path, key string) error {
 	if err := t.adam.UnmarshalBinary(ck.Adam); err != nil {
 		return fmt.Errorf("resume %s: %w", path, err)
 	}
-	src, dst := saved.Params(), t.net.Params()
-	for i := range dst {
-		copy(dst[i].F32, src[i].F32)
-		copy(dst[i].F64, src[i].F64)
+	if err := t.net.CopyWeights(saved); err != nil { // weights and BN running statistics
+		return fmt.Errorf("resume %s: %w", path, err)
 	}
 	t.history = ck.History
 	return nil
