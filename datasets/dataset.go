@@ -10,7 +10,10 @@
 // samplers can be checked independently.
 package datasets
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Dataset is an in-memory labelled data set.
 type Dataset struct {
@@ -20,6 +23,88 @@ type Dataset struct {
 	Labels  []int     // length N, values 0…len(Classes)−1
 	Classes []string  // class names, index = label
 	Files   []string  // optional: source file (or file:record) of each sample
+	// Test, for a data set read from a split folder (imagefolder with train/
+	// and test/), is true for the samples of the test part; nil otherwise.
+	Test []bool
+	// Features names the columns of feature rows (csv), one per value of a
+	// sample; nil when the columns have no names.
+	Features []string
+	// Report says what the reader skipped or could not fill in, for the
+	// caller to log (library code never prints); nil when there is nothing
+	// to say. It describes the data set as read, not its subsets.
+	Report *Report
+}
+
+// Report is what a reader passed over or left open, for the caller to log.
+type Report struct {
+	Hidden   int // hidden files and folders skipped (".DS_Store", ".git", "__MACOSX", …)
+	NotImage int // files skipped because they are not images (by content; no image extension)
+	Loose    int // files outside any class folder, skipped
+	// Channels says how an image folder's channel count was chosen.
+	Channels string
+	// TrainOnly and TestOnly list, for a split folder, the classes that
+	// have samples in one part only.
+	TrainOnly, TestOnly []string
+	// Missing lists the cells a table reader read as missing (NaN), in
+	// file order; see Impute.
+	Missing []Cell
+}
+
+// Cell locates one value of a table: Row is the sample index (natural
+// order), Line the line of the file it comes from (1 = the header), Column
+// the column's name.
+type Cell struct {
+	Row, Line int
+	Column    string
+}
+
+// Summary returns the report as one line ("" when there is nothing to
+// report), e.g. "skipped 2 hidden, 1 non-image file; channels: RGB".
+func (r *Report) Summary() string {
+	if r == nil {
+		return ""
+	}
+	var parts []string
+	var skipped []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{r.Hidden, "hidden"}, {r.NotImage, "non-image"}, {r.Loose, "outside class folders"}} {
+		if c.n > 0 {
+			skipped = append(skipped, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	if len(skipped) > 0 {
+		parts = append(parts, "skipped "+strings.Join(skipped, ", ")+" (files)")
+	}
+	if r.Channels != "" {
+		parts = append(parts, "channels: "+r.Channels)
+	}
+	if len(r.TrainOnly) > 0 {
+		parts = append(parts, "classes only in train/: "+strings.Join(r.TrainOnly, ", "))
+	}
+	if len(r.TestOnly) > 0 {
+		parts = append(parts, "classes only in test/: "+strings.Join(r.TestOnly, ", "))
+	}
+	if n := len(r.Missing); n > 0 {
+		c := r.Missing[0]
+		parts = append(parts, fmt.Sprintf("%d missing cells (first: line %d, column %q)", n, c.Line, c.Column))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Split returns the indices of the training and of the test samples of a
+// data set read from a split folder (Test not nil), in natural order; for
+// any other data set every index is a training index.
+func (d *Dataset) Split() (train, test []int) {
+	for i := range d.Labels {
+		if d.Test != nil && d.Test[i] {
+			test = append(test, i)
+		} else {
+			train = append(train, i)
+		}
+	}
+	return train, test
 }
 
 // Len returns the number of samples.
@@ -57,22 +142,34 @@ func (d *Dataset) Validate() error {
 	if d.Files != nil && len(d.Files) != len(d.Labels) {
 		return fmt.Errorf("dataset %s: %d file names for %d samples", d.Name, len(d.Files), len(d.Labels))
 	}
+	if d.Test != nil && len(d.Test) != len(d.Labels) {
+		return fmt.Errorf("dataset %s: %d train/test marks for %d samples", d.Name, len(d.Test), len(d.Labels))
+	}
+	if d.Features != nil && (len(d.Shape) != 1 || len(d.Features) != d.Shape[0]) {
+		return fmt.Errorf("dataset %s: %d feature names for samples of shape %v", d.Name, len(d.Features), d.Shape)
+	}
 	return nil
 }
 
 // Subset returns a new Dataset holding the samples at idx, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
 	s := d.SampleSize()
-	out := &Dataset{Name: d.Name, Shape: append([]int(nil), d.Shape...), Classes: d.Classes,
+	out := &Dataset{Name: d.Name, Shape: append([]int(nil), d.Shape...), Classes: d.Classes, Features: d.Features,
 		X: make([]float32, 0, len(idx)*s), Labels: make([]int, 0, len(idx))}
 	if d.Files != nil {
 		out.Files = make([]string, 0, len(idx))
+	}
+	if d.Test != nil {
+		out.Test = make([]bool, 0, len(idx))
 	}
 	for _, i := range idx {
 		out.X = append(out.X, d.Sample(i)...)
 		out.Labels = append(out.Labels, d.Labels[i])
 		if d.Files != nil {
 			out.Files = append(out.Files, d.Files[i])
+		}
+		if d.Test != nil {
+			out.Test = append(out.Test, d.Test[i])
 		}
 	}
 	return out

@@ -82,6 +82,25 @@ func readerErrorCases(t *testing.T) []errorCase {
 			writeMiniImageNet(t, d)
 			writeTestFile(t, filepath.Join(d, "test.csv"), []byte("file,label\nx.jpg,a\n"))
 		}, ErrCorrupt, "test.csv"},
+
+		{"imagefolder", Options{}, nothing, ErrNotFound, "nothere"},
+		{"imagefolder", Options{}, func(t *testing.T, d string) { writeTestFile(t, filepath.Join(d, "notes.txt"), []byte("x")) }, ErrNotFound, "no class folders"},
+		{"imagefolder", Options{}, func(t *testing.T, d string) {
+			writeTestFile(t, filepath.Join(d, "cat", "a.png"), pngGrey(t, 5, 5, func(x, y int) uint8 { return 9 })[:30])
+		}, ErrCorrupt, "cat/a.png"},
+
+		{"csv", Options{}, nothing, ErrNotFound, "nothere"},
+		{"csv", Options{}, func(t *testing.T, d string) { writeTestFile(t, filepath.Join(d, "a.txt"), []byte("a,y\n1,2\n")) }, ErrNotFound, "no .csv file"},
+		{"csv", Options{}, func(t *testing.T, d string) { writeTestFile(t, filepath.Join(d, "a.csv"), []byte("a,y\nq,2\n")) }, ErrCorrupt, "a.csv"},
+
+		{"npy", Options{}, nothing, ErrNotFound, "nothere"},
+		{"npy", Options{}, func(t *testing.T, d string) {
+			writeTestFile(t, filepath.Join(d, "X.npy"), npyFile("|u1", []int{1, 1}, []byte{1}))
+		}, ErrNotFound, "y.npy"},
+		{"npy", Options{}, func(t *testing.T, d string) {
+			writeTestFile(t, filepath.Join(d, "X.npy"), npyFile("|u1", []int{1, 1}, []byte{1}))
+			writeTestFile(t, filepath.Join(d, "y.npy"), []byte("junk"))
+		}, ErrCorrupt, "y.npy"},
 	}
 }
 
@@ -108,7 +127,8 @@ func TestReaderErrorKinds(t *testing.T) {
 			if d != nil || !strings.Contains(msg, c.mention) || strings.Contains(msg, "\n") {
 				t.Errorf("error %q: want one line naming %q", msg, c.mention)
 			}
-			if c.kind == ErrNotFound && c.name != "miniimagenet" && !strings.Contains(msg, "drknn-data get "+c.name) {
+			fetchable := c.name != "miniimagenet" && !OwnData(c.name)
+			if c.kind == ErrNotFound && fetchable && !strings.Contains(msg, "drknn-data get "+c.name) {
 				t.Errorf("error %q does not say how to get %s", msg, c.name)
 			}
 		})

@@ -1,8 +1,9 @@
 package datasets
 
 // Shared image machinery for the folder-of-images readers (Omniglot,
-// COVID-CT, miniImageNet): content-sniffed decoding, conversion to float32
-// planes in [0, 1], area-averaging resize and a deterministic parallel loop.
+// COVID-CT, miniImageNet, image folders): content-sniffed decoding,
+// conversion to float32 planes in [0, 1], area-averaging resize and a
+// deterministic parallel loop.
 
 import (
 	"bytes"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	_ "image/gif"  // registered for image.Decode: image folders
 	_ "image/jpeg" // registered for image.Decode: COVID-CT and miniImageNet hold JPEG data
 	_ "image/png"  // registered for image.Decode: Omniglot and COVID-CT hold PNG data
 	"io"
@@ -20,6 +22,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	_ "golang.org/x/image/bmp"  // registered for image.Decode: image folders
+	_ "golang.org/x/image/webp" // registered for image.Decode: image folders
 	"golang.org/x/sync/errgroup"
 )
 
@@ -30,11 +34,17 @@ import (
 const MaxImagePixels = 1 << 25
 
 // errNotImage marks data that no registered decoder recognises.
-var errNotImage = errors.New("not a PNG or JPEG image")
+var errNotImage = errors.New("not a PNG or JPEG (nor GIF, BMP, WebP) image")
 
-// decodeImage decodes PNG or JPEG data by content (never by file name), after
-// checking the declared size against maxPixels.
-func decodeImage(data []byte, maxPixels int) (image.Image, error) {
+// decodeImage decodes PNG, JPEG, GIF, BMP or WebP data by content (never by
+// file name), after checking the declared size against maxPixels. A decoder
+// that panics on hostile input is reported as a corrupt image.
+func decodeImage(data []byte, maxPixels int) (img image.Image, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			img, err = nil, fmt.Errorf("corrupt image: decoder failed (%v)", r)
+		}
+	}()
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
 		if errors.Is(err, image.ErrFormat) {
@@ -48,15 +58,58 @@ func decodeImage(data []byte, maxPixels int) (image.Image, error) {
 	if cfg.Width > maxPixels/cfg.Height {
 		return nil, fmt.Errorf("%s image of %d×%d pixels exceeds the limit of %d pixels", format, cfg.Width, cfg.Height, maxPixels)
 	}
-	img, _, err := image.Decode(bytes.NewReader(data))
+	img, _, err = image.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("corrupt %s image: %w", format, err)
+	}
+	if format == "webp" {
+		switch m := img.(type) {
+		case *image.YCbCr:
+			img = webpRGB(m)
+		case *image.NYCbCrA:
+			img = webpRGB(&m.YCbCr)
+		}
 	}
 	b := img.Bounds()
 	if b.Dx() != cfg.Width || b.Dy() != cfg.Height {
 		return nil, fmt.Errorf("%s image decoded to %d×%d, header says %d×%d", format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
 	}
 	return img, nil
+}
+
+// webpRGB converts the Y'CbCr planes of a lossy WebP image to RGB the way
+// libwebp does: VP8 stores limited-range BT.601 (Y' 16–235), whereas
+// x/image/webp hands back an image.YCbCr that Go's colour code reads as
+// full-range JFIF, too bright and too contrasted (golang/go#40173). The
+// fixed-point formulas are libwebp's (src/dsp/yuv.h); chroma is taken from
+// the nearest sample (libwebp's default "fancy" upsampling interpolates, so
+// colours may differ from dwebp by a few levels at chroma edges).
+func webpRGB(m *image.YCbCr) *image.NRGBA {
+	b := m.Bounds()
+	out := image.NewNRGBA(b)
+	multHi := func(v, c int) int { return (v * c) >> 8 }
+	clip8 := func(v int) uint8 {
+		if v&^(256<<6-1) == 0 {
+			return uint8(v >> 6)
+		}
+		if v < 0 {
+			return 0
+		}
+		return 255
+	}
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			yy := int(m.Y[m.YOffset(x, y)])
+			ci := m.COffset(x, y)
+			u, v := int(m.Cb[ci]), int(m.Cr[ci])
+			o := out.PixOffset(x, y)
+			out.Pix[o+0] = clip8(multHi(yy, 19077) + multHi(v, 26149) - 14234)
+			out.Pix[o+1] = clip8(multHi(yy, 19077) - multHi(u, 6419) - multHi(v, 13320) + 8708)
+			out.Pix[o+2] = clip8(multHi(yy, 19077) + multHi(u, 33050) - 17685)
+			out.Pix[o+3] = 255
+		}
+	}
+	return out
 }
 
 // Luma weights (ITU-R BT.601, the weights of JPEG's Y and of PIL's "L").
@@ -68,8 +121,9 @@ const (
 
 // greyPlane returns the luma of img as an h×w plane in [0, 1]. Colour images
 // are reduced with the BT.601 weights; for JPEG (YCbCr) data the stored Y
-// channel is used as is. Alpha is ignored on opaque pixels and composites
-// over black otherwise (Go's premultiplied colours).
+// channel is used as is. Alpha is ignored: the colour channels are used as
+// stored (not composited over any background), as PIL's convert("L") does,
+// so transparency never reaches the values.
 func greyPlane(img image.Image) (plane []float32, h, w int) {
 	b := img.Bounds()
 	w, h = b.Dx(), b.Dy()
@@ -100,18 +154,14 @@ func greyPlane(img image.Image) (plane []float32, h, w int) {
 		for y := 0; y < h; y++ {
 			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
 			for x := 0; x < w; x++ {
-				p := row[4*x : 4*x+4]
-				v := (lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])) / 255
-				if p[3] != 255 {
-					v *= float64(p[3]) / 255 // composite over black, like the premultiplied path
-				}
-				plane[y*w+x] = float32(v)
+				p := row[4*x : 4*x+3]
+				plane[y*w+x] = float32((lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])) / 255)
 			}
 		}
 	default:
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
-				r, g, bl, _ := img.At(b.Min.X+x, b.Min.Y+y).RGBA()
+				r, g, bl := straightRGB(img.At(b.Min.X+x, b.Min.Y+y))
 				plane[y*w+x] = float32((lumaR*float64(r) + lumaG*float64(g) + lumaB*float64(bl)) / 0xffff)
 			}
 		}
@@ -119,7 +169,40 @@ func greyPlane(img image.Image) (plane []float32, h, w int) {
 	return plane, h, w
 }
 
-// rgbPlanes returns img as three h×w planes R, G, B (channel-major) in [0, 1].
+// rgbaPix returns the pixel bytes and stride of an *image.RGBA or
+// *image.NRGBA (for an opaque RGBA and any NRGBA the first three bytes of a
+// pixel are its stored colour).
+func rgbaPix(img image.Image) ([]byte, int) {
+	if m, ok := img.(*image.RGBA); ok {
+		return m.Pix, m.Stride
+	}
+	m := img.(*image.NRGBA)
+	return m.Pix, m.Stride
+}
+
+// straightRGB returns the 16-bit colour channels of c as stored, without
+// alpha premultiplication (Go's Color.RGBA premultiplies): exact for the
+// non-premultiplied types the decoders produce (NRGBA, NRGBA64, NYCbCrA),
+// un-premultiplied otherwise.
+func straightRGB(c color.Color) (r, g, b uint32) {
+	switch v := c.(type) {
+	case color.NRGBA:
+		return uint32(v.R) * 0x101, uint32(v.G) * 0x101, uint32(v.B) * 0x101
+	case color.NRGBA64:
+		return uint32(v.R), uint32(v.G), uint32(v.B)
+	case color.NYCbCrA:
+		r, g, b, _ = v.YCbCr.RGBA()
+		return r, g, b
+	}
+	r, g, b, a := c.RGBA()
+	if a != 0 && a != 0xffff {
+		r, g, b = r*0xffff/a, g*0xffff/a, b*0xffff/a
+	}
+	return r, g, b
+}
+
+// rgbPlanes returns img as three h×w planes R, G, B (channel-major) in
+// [0, 1]. Alpha is ignored, as in greyPlane.
 func rgbPlanes(img image.Image) (planes []float32, h, w int) {
 	b := img.Bounds()
 	w, h = b.Dx(), b.Dy()
@@ -133,10 +216,11 @@ func rgbPlanes(img image.Image) (planes []float32, h, w int) {
 				planes[y*w+x], planes[n+y*w+x], planes[2*n+y*w+x] = v, v, v
 			}
 		}
-	case *image.RGBA:
+	case *image.RGBA, *image.NRGBA:
+		pix, stride := rgbaPix(m)
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
-				p := m.Pix[y*m.Stride+4*x:]
+				p := pix[y*stride+4*x:]
 				planes[y*w+x] = float32(p[0]) / 255
 				planes[n+y*w+x] = float32(p[1]) / 255
 				planes[2*n+y*w+x] = float32(p[2]) / 255
@@ -145,10 +229,10 @@ func rgbPlanes(img image.Image) (planes []float32, h, w int) {
 	default:
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
-				c := color.RGBA64Model.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.RGBA64)
-				planes[y*w+x] = float32(c.R) / 0xffff
-				planes[n+y*w+x] = float32(c.G) / 0xffff
-				planes[2*n+y*w+x] = float32(c.B) / 0xffff
+				r, g, bl := straightRGB(img.At(b.Min.X+x, b.Min.Y+y))
+				planes[y*w+x] = float32(r) / 0xffff
+				planes[n+y*w+x] = float32(g) / 0xffff
+				planes[2*n+y*w+x] = float32(bl) / 0xffff
 			}
 		}
 	}

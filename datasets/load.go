@@ -3,6 +3,7 @@ package datasets
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -12,18 +13,31 @@ import (
 // Options are the reader settings Load passes on. Each field applies only
 // to the data sets named in its comment; the others ignore it.
 type Options struct {
-	// Grey: cifar10 and miniimagenet return one BT.601 luma channel
-	// (Shape [1, H, W]); the other image sets are grey already.
+	// Grey: cifar10, miniimagenet and imagefolder return one BT.601 luma
+	// channel (Shape [1, H, W]); the other image sets are grey already. For
+	// imagefolder false means automatic: grey when every image is grey,
+	// else RGB (ImageFolderOptions.Grey).
 	Grey bool
 	// Size is the image side: synthetic-images (default 28), omniglot
 	// (0 = native 105; overrides Omniglot.Size when > 0), covid-ct and
-	// miniimagenet (their readers' defaults when 0).
+	// miniimagenet (their readers' defaults when 0), imagefolder (0 = the
+	// images' common native size; else Catmull-Rom resampling to Size×Size).
 	Size int
 	// Split: miniimagenet "train", "val" or "test"; omniglot a
 	// comma-separated list of sets ("background,evaluation"), overriding
 	// Omniglot.Sets; mnist "test" (t10k), "train" or "all" (train then
-	// t10k), "" = the test split when present, else train (ReadMNISTSplit).
+	// t10k), "" = the test split when present, else train (ReadMNISTSplit);
+	// imagefolder "train" or "test" reads one part of a split folder, ""
+	// both (marked in Dataset.Test).
 	Split string
+	// Label: csv, the name of the label column ("" = the last column).
+	Label string
+	// Missing: csv (and any data set with NaN values), what to do with
+	// missing values: "error" or "" (Load fails naming the first one),
+	// "mean" or "mode" (Load keeps them as NaN and lists them in
+	// Dataset.Report.Missing; fill them per episode with Impute, from the
+	// episode's training samples only).
+	Missing string
 	// OneHot: lung-cancer encodes each nominal attribute as 4 indicator
 	// features (Shape [224], see LungOneHot) instead of value/3.
 	OneHot bool
@@ -44,6 +58,11 @@ var loaders = map[string]struct {
 	subdir string
 	load   func(dir string, o Options) (*Dataset, error)
 }{
+	"imagefolder": {"", func(dir string, o Options) (*Dataset, error) {
+		return ReadImageFolder(os.DirFS(dir), dir, ImageFolderOptions{Grey: o.Grey, Size: o.Size, Part: o.Split})
+	}},
+	"csv":     {"", func(dir string, o Options) (*Dataset, error) { return ReadCSV(dir, CSVOptions{Label: o.Label}) }},
+	"npy":     {"", func(dir string, o Options) (*Dataset, error) { return ReadNPY(dir) }},
 	"mnist":   {"mnist", func(dir string, o Options) (*Dataset, error) { return ReadMNISTSplit(dir, o.Split) }},
 	"cifar10": {"cifar-10", func(dir string, o Options) (*Dataset, error) { return ReadCIFAR10(dir, CIFAROptions{Grey: o.Grey}) }},
 	"lung-cancer": {"lung-cancer", func(dir string, o Options) (*Dataset, error) {
@@ -90,6 +109,15 @@ var loaders = map[string]struct {
 	}},
 }
 
+// ownData are the kinds that read the user's own files from data_dir
+// (which must be given): image folders, CSV tables and NumPy arrays.
+var ownData = map[string]bool{"imagefolder": true, "csv": true, "npy": true}
+
+// OwnData reports whether name is a kind of the user's own data
+// (imagefolder, csv, npy): its folder or file must be given explicitly —
+// there is no conventional place under the data root.
+func OwnData(name string) bool { return ownData[name] }
+
 // Names returns the data set names Load accepts, sorted.
 func Names() []string {
 	out := make([]string, 0, len(loaders))
@@ -103,7 +131,7 @@ func Names() []string {
 // Synthetic reports whether name is a generated data set (no files needed).
 func Synthetic(name string) bool {
 	l, ok := loaders[name]
-	return ok && l.subdir == ""
+	return ok && l.subdir == "" && !ownData[name]
 }
 
 // Subdir returns the folder, relative to a data root laid out like the
@@ -115,14 +143,20 @@ func Subdir(name string) string { return loaders[name].subdir }
 // Load reads the data set called name from the folder dir (ignored for the
 // synthetic-* data sets) with the reader settings in opts, and validates the
 // result. Names: mnist, cifar10, lung-cancer, omniglot, covid-ct,
-// miniimagenet, synthetic-gauss, synthetic-swissroll, synthetic-images.
+// miniimagenet, synthetic-gauss, synthetic-swissroll, synthetic-images, and
+// for the user's own data imagefolder (ReadImageFolder), csv (ReadCSV) and
+// npy (ReadNPY). Errors wrap ErrNotFound or ErrCorrupt where the data is
+// missing or broken.
 func Load(name, dir string, opts Options) (*Dataset, error) {
 	l, ok := loaders[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown data set %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
-	if l.subdir != "" && dir == "" {
+	if (l.subdir != "" || ownData[name]) && dir == "" {
 		return nil, fmt.Errorf("%s: no data folder given", name)
+	}
+	if m := opts.Missing; m != "" && m != ImputeError && m != ImputeMean && m != ImputeMode {
+		return nil, fmt.Errorf("%s: missing values: unknown mode %q (want error, mean or mode)", name, m)
 	}
 	d, err := l.load(dir, opts)
 	if err != nil {
@@ -133,6 +167,11 @@ func Load(name, dir string, opts Options) (*Dataset, error) {
 	}
 	if err := d.Validate(); err != nil {
 		return nil, corruptf("%w", err)
+	}
+	if opts.Missing == "" || opts.Missing == ImputeError {
+		if _, err := Impute(d, nil, ImputeError); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }
@@ -164,7 +203,11 @@ func (d *Dataset) Grey() (*Dataset, error) {
 	}
 	plane := d.Shape[1] * d.Shape[2]
 	out := &Dataset{Name: d.Name, Shape: []int{1, d.Shape[1], d.Shape[2]}, Classes: d.Classes,
-		Labels: append([]int(nil), d.Labels...), X: make([]float32, d.Len()*plane)}
+		Labels: append([]int(nil), d.Labels...), X: make([]float32, d.Len()*plane),
+		Test: append([]bool(nil), d.Test...), Report: d.Report}
+	if d.Test == nil {
+		out.Test = nil
+	}
 	if d.Files != nil {
 		out.Files = append([]string(nil), d.Files...)
 	}

@@ -54,7 +54,7 @@ func TestLoadDispatch(t *testing.T) {
 	if _, err := Load("imagenet", "", Options{}); err == nil || !strings.Contains(err.Error(), "known: ") {
 		t.Errorf("unknown name: %v", err)
 	}
-	want := "cifar10 covid-ct lung-cancer miniimagenet mnist omniglot synthetic-gauss synthetic-images synthetic-swissroll"
+	want := "cifar10 covid-ct csv imagefolder lung-cancer miniimagenet mnist npy omniglot synthetic-gauss synthetic-images synthetic-swissroll"
 	if got := strings.Join(Names(), " "); got != want {
 		t.Errorf("Names() = %s", got)
 	}

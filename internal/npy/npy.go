@@ -48,14 +48,15 @@ type Kind byte
 const (
 	Float Kind = 'f'
 	Int   Kind = 'i'
+	Uint  Kind = 'u'
 )
 
 // Header is the parsed header of a .npy file.
 type Header struct {
 	Major, Minor byte
 	Descr        string // the dtype string as written, e.g. "<f8"
-	Kind         Kind   // Float or Int
-	Size         int    // bytes per element: 4 or 8
+	Kind         Kind   // Float, Int or Uint
+	Size         int    // bytes per element: 1, 2, 4 or 8 (floats: 4 or 8)
 	BigEndian    bool
 	Fortran      bool
 	Shape        []int
@@ -70,32 +71,53 @@ func (h *Header) Len() int {
 	return n
 }
 
-// parseDescr interprets a dtype string. Only the four dtypes drknn
-// exchanges are accepted, in either byte order ('=' means the writer's
-// native order and is read as little-endian, the order of every machine
-// NumPy is built for that writes '=').
+// parseDescr interprets a dtype string: float32/64 ("<f4", "<f8"), signed
+// and unsigned integers of 1, 2, 4 or 8 bytes ("|i1", "<i2", "<u4", …), in
+// either byte order ('=' means the writer's native order and is read as
+// little-endian, the order of every machine NumPy is built for that writes
+// '='; '|', "not applicable", is only valid for one-byte types).
 func parseDescr(s string) (kind Kind, size int, big bool, err error) {
+	bad := fmt.Errorf("%w %q (want float64, float32, or a signed or unsigned integer of 1, 2, 4 or 8 bytes)", ErrDtype, s)
 	if len(s) != 3 {
-		return 0, 0, false, fmt.Errorf("%w %q", ErrDtype, s)
+		return 0, 0, false, bad
+	}
+	switch s[2] {
+	case '1':
+		size = 1
+	case '2':
+		size = 2
+	case '4':
+		size = 4
+	case '8':
+		size = 8
+	default:
+		return 0, 0, false, bad
+	}
+	switch s[1] {
+	case 'f':
+		if size < 4 {
+			return 0, 0, false, bad
+		}
+		kind = Float
+	case 'i':
+		kind = Int
+	case 'u':
+		kind = Uint
+	default:
+		return 0, 0, false, bad
 	}
 	switch s[0] {
 	case '<', '=':
 	case '>':
 		big = true
+	case '|':
+		if size != 1 {
+			return 0, 0, false, bad
+		}
 	default:
-		return 0, 0, false, fmt.Errorf("%w %q", ErrDtype, s)
+		return 0, 0, false, bad
 	}
-	switch s[1:] {
-	case "f8":
-		return Float, 8, big, nil
-	case "f4":
-		return Float, 4, big, nil
-	case "i8":
-		return Int, 8, big, nil
-	case "i4":
-		return Int, 4, big, nil
-	}
-	return 0, 0, false, fmt.Errorf("%w %q (want float64, float32, int64 or int32)", ErrDtype, s)
+	return kind, size, big, nil
 }
 
 // parseDict parses the header dictionary, a Python literal such as

@@ -126,7 +126,7 @@ func readArray(r io.Reader, kind Kind, want string) (*Header, []byte, binary.Byt
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if h.Kind != kind {
+	if h.Kind != kind || h.Size != 4 && h.Size != 8 {
 		return nil, nil, nil, fmt.Errorf("%w %q: want %s", ErrDtype, h.Descr, want)
 	}
 	if err := checkRank(h); err != nil {

@@ -1,0 +1,344 @@
+package datasets
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CSVOptions selects the label column of a CSV table.
+type CSVOptions struct {
+	// Label names the label column (its header, exactly); "" means the
+	// last column.
+	Label string
+}
+
+// maxCSVColumns bounds the columns of a table (a corrupt file with no
+// line breaks must not make a huge header).
+const maxCSVColumns = 1 << 16
+
+// missingCSV reports whether a cell (trimmed) stands for a missing value:
+// empty, NA, N/A, NaN or ? (case-insensitive).
+func missingCSV(s string) bool {
+	switch strings.ToLower(s) {
+	case "", "na", "n/a", "nan", "?":
+		return true
+	}
+	return false
+}
+
+// ParseCSV parses a table of labelled feature rows: a header row naming the
+// columns, then one sample per row, comma-separated (RFC 4180 quoting; a
+// UTF-8 byte-order mark, spaces around fields, CR LF line ends and blank
+// lines are accepted). name is used in Files ("NAME:ROW", rows counted from
+// 0 after the header) and messages.
+//
+// The label column (opts.Label, default the last) may hold any text;
+// classes are its distinct values, sorted numerically when every label is
+// an integer ("2" < "10"), otherwise as strings (byte order); labels follow
+// that order. Every other column is a feature and must hold numbers
+// (strconv.ParseFloat syntax, finite, within float32 range) or a missing
+// marker — an empty cell, NA, N/A, NaN or ? — which is stored as NaN and
+// listed in Dataset.Report.Missing (see Impute). Samples have Shape [F]
+// (F = columns − 1), values as written (not rescaled), Features the column
+// names (an empty header becomes "column N"), natural order = file rows.
+//
+// A row with the wrong number of fields, a missing label, text in a feature
+// column, a duplicate column name, no header or no data row is an error
+// naming the line and column.
+func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, errors.New("empty file (want a header row naming the columns)")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(head) > maxCSVColumns {
+		return nil, fmt.Errorf("line 1: %d columns, more than %d", len(head), maxCSVColumns)
+	}
+	if len(head) < 2 {
+		return nil, fmt.Errorf("line 1: %d column, want a label column and at least one feature column", len(head))
+	}
+	cols := make([]string, len(head))
+	seen := map[string]int{}
+	for j, h := range head {
+		if j == 0 {
+			h = strings.TrimPrefix(h, "\ufeff")
+		}
+		h = strings.TrimSpace(h)
+		if h == "" {
+			h = "column " + strconv.Itoa(j+1)
+		}
+		if k, dup := seen[h]; dup {
+			return nil, fmt.Errorf("line 1: columns %d and %d are both named %q", k+1, j+1, h)
+		}
+		seen[h] = j
+		cols[j] = h
+	}
+	label := len(cols) - 1
+	if opts.Label != "" {
+		j, ok := seen[opts.Label]
+		if !ok {
+			return nil, fmt.Errorf("no label column %q (columns: %s)", opts.Label, strings.Join(cols, ", "))
+		}
+		label = j
+	}
+	features := slices.Delete(slices.Clone(cols), label, label+1)
+	F := len(features)
+	d := &Dataset{Name: "csv", Shape: []int{F}, Features: features, Report: &Report{}}
+	var labels []string
+	for row := 0; ; row++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err // csv.ParseError names the line and column
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) != len(cols) {
+			return nil, fmt.Errorf("line %d: %d fields, want %d (the header's columns)", line, len(rec), len(cols))
+		}
+		for j, cell := range rec {
+			cell = strings.TrimSpace(cell)
+			if j == label {
+				if missingCSV(cell) {
+					return nil, fmt.Errorf("line %d: missing label (column %q)", line, cols[j])
+				}
+				labels = append(labels, cell)
+				continue
+			}
+			if missingCSV(cell) {
+				d.X = append(d.X, float32(math.NaN()))
+				d.Report.Missing = append(d.Report.Missing, Cell{Row: row, Line: line, Column: cols[j]})
+				continue
+			}
+			v, err := strconv.ParseFloat(cell, 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
+				return nil, fmt.Errorf("line %d, column %q: %q is not a number (only the label column %q may hold text)", line, cols[j], cell, cols[label])
+			}
+			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
+				return nil, fmt.Errorf("line %d, column %q: %q is not a finite float32 number", line, cols[j], cell)
+			}
+			d.X = append(d.X, float32(v))
+		}
+		d.Files = append(d.Files, name+":"+strconv.Itoa(row))
+	}
+	if len(labels) == 0 {
+		return nil, errors.New("no data rows after the header")
+	}
+	d.Classes = sortLabels(labels)
+	d.Labels = make([]int, len(labels))
+	for i, l := range labels {
+		d.Labels[i], _ = slices.BinarySearchFunc(d.Classes, l, compareLabels(d.Classes))
+	}
+	if len(d.Report.Missing) == 0 {
+		d.Report = nil
+	}
+	return d, d.Validate()
+}
+
+// sortLabels returns the distinct labels sorted: by integer value when all
+// are integers (ties between spellings such as "1" and "01" by string),
+// otherwise as strings.
+func sortLabels(labels []string) []string {
+	set := map[string]bool{}
+	var out []string
+	for _, l := range labels {
+		if !set[l] {
+			set[l] = true
+			out = append(out, l)
+		}
+	}
+	slices.SortFunc(out, compareLabels(out))
+	return out
+}
+
+// compareLabels returns the ordering sortLabels uses for the label set
+// names: numeric when every name is an integer, else by string.
+func compareLabels(names []string) func(a, b string) int {
+	numeric := true
+	for _, n := range names {
+		if _, err := strconv.ParseInt(n, 10, 64); err != nil {
+			numeric = false
+			break
+		}
+	}
+	return func(a, b string) int {
+		if numeric {
+			x, _ := strconv.ParseInt(a, 10, 64)
+			y, _ := strconv.ParseInt(b, 10, 64)
+			if x != y {
+				if x < y {
+					return -1
+				}
+				return 1
+			}
+		}
+		return strings.Compare(a, b)
+	}
+}
+
+// ReadCSV reads a CSV table (see ParseCSV) from path: a .csv file, or a
+// folder holding exactly one .csv file (hidden files ignored). A missing
+// path or a folder without a .csv is ErrNotFound; a folder with several,
+// or a bad table, ErrCorrupt. Files holds "NAME.csv:ROW".
+func ReadCSV(path string, opts CSVOptions) (*Dataset, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, classify(fmt.Errorf("csv: %w", err))
+	}
+	if st.IsDir() {
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return nil, classify(fmt.Errorf("csv: %w", err))
+		}
+		var found []string
+		for _, e := range entries {
+			if !hiddenName(e.Name()) && !e.IsDir() && strings.EqualFold(filepath.Ext(e.Name()), ".csv") {
+				found = append(found, e.Name())
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, notFoundf("csv: no .csv file in %s", path)
+		case 1:
+			path = filepath.Join(path, found[0])
+		default:
+			return nil, corruptf("csv: %s holds %d .csv files (%s): name the one to read as data_dir", path, len(found), strings.Join(found, ", "))
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, classify(fmt.Errorf("csv: %w", err))
+	}
+	defer f.Close()
+	d, err := ParseCSV(f, filepath.Base(path), opts)
+	if err != nil {
+		if opts.Label != "" && strings.HasPrefix(err.Error(), "no label column") {
+			return nil, fmt.Errorf("csv: %s: %w", path, err) // a setting, not a broken file
+		}
+		return nil, corruptf("csv: %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// Impute modes for missing feature values (the YAML key data.missing).
+const (
+	ImputeError = "error" // any missing value is an error naming it (the default, also "")
+	ImputeMean  = "mean"  // a column's mean over the training samples
+	ImputeMode  = "mode"  // a column's most frequent value over the training samples (ties: the smallest)
+)
+
+// Impute returns a copy of d whose missing values (NaN) are filled per
+// feature position with a statistic of the training samples train only
+// (indices into d), so that no query value influences the fill; d itself is
+// unchanged. mode is ImputeError ("" too), ImputeMean or ImputeMode. With
+// ImputeError any missing value, and with the others a column with no value
+// among the training samples, is an error naming the row, line and column.
+// A data set without missing values is returned as is.
+func Impute(d *Dataset, train []int, mode string) (*Dataset, error) {
+	if mode != "" && mode != ImputeError && mode != ImputeMean && mode != ImputeMode {
+		return nil, fmt.Errorf("missing values: unknown mode %q (want error, mean or mode)", mode)
+	}
+	s := d.SampleSize()
+	first := -1
+	for i, v := range d.X {
+		if v != v {
+			first = i
+			break
+		}
+	}
+	if first < 0 {
+		return d, nil
+	}
+	where := func(i, j int) string {
+		w := fmt.Sprintf("row %d", i)
+		if d.Files != nil {
+			w = d.Files[i]
+		}
+		if d.Report != nil {
+			for _, c := range d.Report.Missing {
+				if c.Row == i {
+					w += fmt.Sprintf(" (line %d)", c.Line)
+					break
+				}
+			}
+		}
+		col := fmt.Sprintf("value %d", j)
+		if d.Features != nil && j < len(d.Features) {
+			col = fmt.Sprintf("column %q", d.Features[j])
+		}
+		return w + ", " + col
+	}
+	if mode == "" || mode == ImputeError {
+		return nil, fmt.Errorf("%s: %s: missing value (set data.missing to mean or mode to fill it from the training samples)", d.Name, where(first/s, first%s))
+	}
+	fill := make([]float32, s)
+	for j := 0; j < s; j++ {
+		var vals []float32
+		for _, i := range train {
+			if v := d.X[i*s+j]; v == v {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 0 {
+			if !hasNaNAt(d, j) {
+				continue
+			}
+			return nil, fmt.Errorf("%s: %s: missing value, and the column has no value among the %d training samples to fill it with", d.Name, where(firstNaNRow(d, j), j), len(train))
+		}
+		if mode == ImputeMean {
+			sum := 0.0
+			for _, v := range vals {
+				sum += float64(v)
+			}
+			fill[j] = float32(sum / float64(len(vals)))
+		} else {
+			slices.Sort(vals)
+			best, bestN := vals[0], 0
+			for a := 0; a < len(vals); {
+				b := a
+				for b < len(vals) && vals[b] == vals[a] {
+					b++
+				}
+				if b-a > bestN {
+					best, bestN = vals[a], b-a
+				}
+				a = b
+			}
+			fill[j] = best
+		}
+	}
+	out := *d
+	out.X = slices.Clone(d.X)
+	for i, v := range out.X {
+		if v != v {
+			out.X[i] = fill[i%s]
+		}
+	}
+	return &out, nil
+}
+
+func hasNaNAt(d *Dataset, j int) bool { return firstNaNRow(d, j) >= 0 }
+
+func firstNaNRow(d *Dataset, j int) int {
+	s := d.SampleSize()
+	for i := 0; i < d.Len(); i++ {
+		if v := d.X[i*s+j]; v != v {
+			return i
+		}
+	}
+	return -1
+}

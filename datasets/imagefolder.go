@@ -1,0 +1,381 @@
+package datasets
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+
+	"golang.org/x/image/draw"
+)
+
+// ImageFolderOptions selects how ReadImageFolder converts the images.
+type ImageFolderOptions struct {
+	// Grey reduces every image to one BT.601 luma channel (JPEG: its Y
+	// channel), Shape [1, H, W]. When false the channel count is automatic:
+	// one channel when every image is grey (R = G = B at every pixel, which
+	// includes grey PNGs, grey JPEGs and grey images stored as RGB), three
+	// (R, G, B) otherwise — grey images then get three equal channels.
+	Grey bool
+	// Size is the side of the square output: every image is resampled to
+	// Size×Size with the Catmull-Rom filter of golang.org/x/image/draw
+	// (widened when shrinking, so it averages; non-square images are
+	// stretched, not cropped). 0 keeps the native size, which must then be
+	// the same for every image.
+	Size int
+	// Part reads one part of a split folder: "train" or "test"; "" reads
+	// both (and a plain folder). Naming a part of a folder that is not split
+	// is an error.
+	Part string
+}
+
+// imageExts are the file name extensions of the formats ReadImageFolder
+// decodes. A file with one of them must decode; any other file is decoded
+// when its content is an image and skipped (counted) otherwise.
+var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".jpe": true, ".gif": true, ".bmp": true, ".dib": true, ".webp": true}
+
+// maxFolderValues bounds the float32 values an image folder may produce
+// (8 GiB); beyond it the caller must choose a smaller Size.
+const maxFolderValues = 1 << 31
+
+// folderItem is one file found in a class folder.
+type folderItem struct {
+	path  string // slash-separated path inside the fs.FS
+	class int    // index into the sorted class names
+	test  bool   // from test/ of a split folder
+}
+
+// ReadImageFolder reads an image classification folder from fsys (the
+// layout of torchvision's ImageFolder): one sub-folder per class,
+// ROOT/<class>/<file>, files in nested folders of a class belonging to it.
+// root names the folder in messages and Files are relative to it.
+//
+// A split folder — one whose only sub-folders are train/ and test/, each
+// laid out as above — is read whole: train/ first, then test/; Dataset.Test
+// marks the samples from test/; classes are the union of both parts (a
+// class present in one part only is kept and listed in
+// Report.TrainOnly/TestOnly). ImageFolderOptions.Part reads one part alone.
+//
+// Natural order: classes sorted by folder name (labels in that order, class
+// names = folder names), within a class files sorted by path. Images are
+// decoded by content (PNG, JPEG, GIF's first frame, BMP, WebP) on all
+// cores; the result does not depend on scheduling. Alpha is ignored (never
+// composited). See ImageFolderOptions for channels and size.
+//
+// Skipped and counted in Dataset.Report: hidden files and folders (names
+// starting with "."; __MACOSX), files outside class folders, and files whose
+// content is not an image unless their name says it is one (.png, .jpg,
+// .jpeg, .gif, .bmp, .webp: those must decode). An image that does not
+// decode is an ErrCorrupt error naming the file, as is a class folder with
+// no image; a missing folder or one without class folders is ErrNotFound.
+func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset, error) {
+	if opts.Size < 0 {
+		return nil, fmt.Errorf("imagefolder: size %d must be ≥ 0 (0 = native size)", opts.Size)
+	}
+	if opts.Part != "" && opts.Part != "train" && opts.Part != "test" {
+		return nil, fmt.Errorf("imagefolder: part %q: want train, test or \"\" (both)", opts.Part)
+	}
+	rep := &Report{}
+	items, classes, split, err := listImageFolder(fsys, root, opts.Part, rep)
+	if err != nil {
+		return nil, err
+	}
+	display := func(p string) string { return path.Join(root, p) }
+
+	// Native size: every image's header must agree.
+	h, w := opts.Size, opts.Size
+	if opts.Size == 0 {
+		if h, w, err = nativeSize(fsys, items, display); err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(items))*3*int64(h)*int64(w) > maxFolderValues {
+		return nil, fmt.Errorf("imagefolder: %s: %d images of %d×%d would take more than %d GiB: set a smaller size (data.size)",
+			root, len(items), w, h, maxFolderValues*4>>30)
+	}
+
+	// Decode on all cores; each item writes only its own slots.
+	samples := make([][]float32, len(items))
+	greyImg := make([]bool, len(items))
+	skipped := make([]bool, len(items))
+	err = parallelFor(len(items), func(i int) error {
+		it := items[i]
+		data, err := readFSFile(fsys, it.path)
+		if err != nil {
+			return classify(fmt.Errorf("imagefolder: %s: %w", display(it.path), err))
+		}
+		img, err := decodeImage(data, MaxImagePixels)
+		if errors.Is(err, errNotImage) && !imageExts[strings.ToLower(path.Ext(it.path))] {
+			skipped[i] = true
+			return nil
+		}
+		if err != nil {
+			return corruptf("imagefolder: %s: %w", display(it.path), err)
+		}
+		samples[i], greyImg[i] = convertFolderImage(img, opts.Grey, h, w)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	// Channels: forced grey, or grey when every image is.
+	allGrey := true
+	perClass := make([]int, len(classes))
+	for i := range items {
+		if !skipped[i] {
+			allGrey = allGrey && greyImg[i]
+			perClass[items[i].class]++
+		} else {
+			rep.NotImage++
+		}
+	}
+	for c, n := range perClass {
+		if n == 0 {
+			return nil, corruptf("imagefolder: %s: class folder %q holds no image", root, classes[c])
+		}
+	}
+	channels := 3
+	switch {
+	case opts.Grey:
+		channels, rep.Channels = 1, "grey (requested)"
+	case allGrey:
+		channels, rep.Channels = 1, "grey (every image is grey)"
+	default:
+		rep.Channels = "RGB (some images have colour)"
+	}
+	plane := h * w
+	d := &Dataset{Name: "imagefolder", Shape: []int{channels, h, w}, Classes: classes, Report: rep}
+	for i, it := range items {
+		if skipped[i] {
+			continue
+		}
+		s := samples[i]
+		d.X = append(d.X, s...)
+		if channels == 3 && len(s) == plane { // a grey image among colour ones
+			d.X = append(append(d.X, s...), s...)
+		}
+		d.Labels = append(d.Labels, it.class)
+		d.Files = append(d.Files, it.path)
+		if split {
+			d.Test = append(d.Test, it.test)
+		}
+	}
+	if err := d.Validate(); err != nil {
+		return nil, corruptf("imagefolder: %w", err)
+	}
+	return d, nil
+}
+
+// convertFolderImage turns a decoded image into one sample of h×w planes:
+// one luma plane when grey is requested; otherwise R, G, B planes, reduced
+// to one plane (and isGrey true) when R = G = B everywhere.
+func convertFolderImage(img image.Image, grey bool, h, w int) (sample []float32, isGrey bool) {
+	var planes []float32
+	var ih, iw int
+	c := 1
+	if grey {
+		planes, ih, iw = greyPlane(img)
+		isGrey = true
+	} else {
+		planes, ih, iw = rgbPlanes(img)
+		n := ih * iw
+		isGrey = slices.Equal(planes[:n], planes[n:2*n]) && slices.Equal(planes[:n], planes[2*n:])
+		if isGrey {
+			planes = planes[:n]
+		} else {
+			c = 3
+		}
+	}
+	out := make([]float32, c*h*w)
+	resizeKernel(draw.CatmullRom, out, planes, c, ih, iw, h, w)
+	return out, isGrey
+}
+
+// nativeSize reads every image header (in parallel) and returns the common
+// size; two images of different sizes are an error naming both. Files that
+// are not images are ignored here (the decoding pass decides about them).
+func nativeSize(fsys fs.FS, items []folderItem, display func(string) string) (h, w int, err error) {
+	sizes := make([]image.Point, len(items))
+	err = parallelFor(len(items), func(i int) error {
+		f, err := fsys.Open(items[i].path)
+		if err != nil {
+			return classify(fmt.Errorf("imagefolder: %s: %w", display(items[i].path), err))
+		}
+		defer f.Close()
+		if cfg, _, err := image.DecodeConfig(io.LimitReader(f, MaxImageFileBytes)); err == nil {
+			sizes[i] = image.Pt(cfg.Width, cfg.Height)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	first := -1
+	for i, s := range sizes {
+		if s == (image.Point{}) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		} else if s != sizes[first] {
+			return 0, 0, fmt.Errorf("imagefolder: %s is %d×%d but %s is %d×%d: set a size (data.size) to resample them all",
+				display(items[first].path), sizes[first].X, sizes[first].Y, display(items[i].path), s.X, s.Y)
+		}
+	}
+	if first < 0 {
+		return 1, 1, nil // no image at all: the decoding pass reports it
+	}
+	return sizes[first].Y, sizes[first].X, nil
+}
+
+// readFSFile reads a whole file of fsys, refusing more than
+// MaxImageFileBytes.
+func readFSFile(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAllLimited(f)
+}
+
+// hiddenName reports whether a file or folder name is hidden bookkeeping:
+// a leading "." (.DS_Store, ._x.png, .git) or macOS's __MACOSX.
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, ".") || name == "__MACOSX"
+}
+
+// isDirFS reports whether the entry at p (inside fsys) is a folder,
+// following a symbolic link.
+func isDirFS(fsys fs.FS, p string, e fs.DirEntry) (bool, error) {
+	if e.Type()&fs.ModeSymlink == 0 {
+		return e.IsDir(), nil
+	}
+	fi, err := fs.Stat(fsys, p)
+	if err != nil {
+		return false, err
+	}
+	return fi.IsDir(), nil
+}
+
+// listImageFolder lists the files of every class folder (of both parts of
+// a split folder, or of the one part asked for) in natural order, counting
+// what it skips in rep.
+func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folderItem, classes []string, split bool, err error) {
+	top, err := subfolders(fsys, ".", root, rep)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	split = len(top) == 2 && top[0] == "test" && top[1] == "train"
+	parts := []string{"."}
+	if split {
+		parts = []string{"train", "test"}
+		if part != "" {
+			parts = []string{part}
+		}
+	} else if part != "" {
+		return nil, nil, false, notFoundf("imagefolder: %s is not a split folder (only train/ and test/ inside), so it has no %s part", root, part)
+	}
+	perPart := make([][]string, len(parts))
+	set := map[string]bool{}
+	for k, p := range parts {
+		if p == "." {
+			perPart[k] = top
+		} else if perPart[k], err = subfolders(fsys, p, path.Join(root, p), rep); err != nil {
+			return nil, nil, false, err
+		}
+		for _, c := range perPart[k] {
+			set[c] = true
+		}
+	}
+	for c := range set {
+		classes = append(classes, c)
+	}
+	slices.Sort(classes)
+	if split && len(parts) == 2 {
+		for _, c := range classes {
+			inTrain, inTest := slices.Contains(perPart[0], c), slices.Contains(perPart[1], c)
+			if !inTest {
+				rep.TrainOnly = append(rep.TrainOnly, c)
+			} else if !inTrain {
+				rep.TestOnly = append(rep.TestOnly, c)
+			}
+		}
+	}
+	for k, p := range parts {
+		for _, c := range perPart[k] {
+			dir := path.Join(p, c)
+			label, _ := slices.BinarySearch(classes, c)
+			n := len(items)
+			err := fs.WalkDir(fsys, dir, func(fp string, e fs.DirEntry, err error) error {
+				if err != nil {
+					return classify(fmt.Errorf("imagefolder: %w", err))
+				}
+				if fp == dir {
+					return nil
+				}
+				if hiddenName(e.Name()) {
+					rep.Hidden++
+					if e.IsDir() {
+						return fs.SkipDir
+					}
+					return nil
+				}
+				if e.IsDir() {
+					return nil
+				}
+				if !e.Type().IsRegular() {
+					if isDir, err := isDirFS(fsys, fp, e); err != nil || isDir || e.Type()&fs.ModeSymlink == 0 {
+						rep.NotImage++ // a device, a socket, a broken link or a linked folder
+						return nil
+					}
+				}
+				items = append(items, folderItem{path: fp, class: label, test: p == "test"})
+				return nil
+			})
+			if err != nil {
+				return nil, nil, false, err
+			}
+			if len(items) == n {
+				return nil, nil, false, corruptf("imagefolder: %s: empty class folder (no files)", path.Join(root, dir))
+			}
+		}
+	}
+	return items, classes, split, nil
+}
+
+// subfolders returns the sorted names of the non-hidden folders in dir,
+// counting hidden entries and loose files in rep. No folder at all is
+// ErrNotFound.
+func subfolders(fsys fs.FS, dir, display string, rep *Report) ([]string, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, classify(fmt.Errorf("imagefolder: %s: %w", display, err))
+	}
+	var names []string
+	for _, e := range entries {
+		if hiddenName(e.Name()) {
+			rep.Hidden++
+			continue
+		}
+		isDir, err := isDirFS(fsys, path.Join(dir, e.Name()), e)
+		if err != nil {
+			return nil, classify(fmt.Errorf("imagefolder: %s: %w", path.Join(display, e.Name()), err))
+		}
+		if !isDir {
+			rep.Loose++
+			continue
+		}
+		names = append(names, e.Name())
+	}
+	if len(names) == 0 {
+		return nil, notFoundf("imagefolder: %s: no class folders (want one sub-folder per class, or train/ and test/)", display)
+	}
+	slices.Sort(names)
+	return names, nil
+}

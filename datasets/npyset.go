@@ -1,0 +1,184 @@
+package datasets
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/drknn/drknn/internal/npy"
+)
+
+// NumPy data set files, in the folder ReadNPY reads.
+const (
+	NPYFeatures = "X.npy"       // n×… samples
+	NPYLabels   = "y.npy"       // n integer labels
+	NPYClasses  = "classes.txt" // optional: one class name a line
+)
+
+// ReadNPY reads a data set saved with NumPy: dir/X.npy holds the n samples
+// (any rank ≥ 1, C or Fortran order), dir/y.npy their n integer labels
+// (int8…int64 or uint8…uint64), and optionally dir/classes.txt the class
+// names, one a line (blank lines at the end ignored).
+//
+// Values: float32 and float64 samples are kept as they are (converted to
+// float32; NaN, ±Inf or values beyond float32 are errors); uint8 samples
+// are pixel values and become v/255. Other integer dtypes are converted as
+// numbers. Shape of one sample: X's shape without its first dimension —
+// [F] for feature rows (a 1-d X gives [1]), [1, H, W] for n×H×W (grey
+// images), [C, H, W] for n×C×H×W; an n×H×W×C array with C of 1 or 3 (and H,
+// W not) is taken for channels-last images and transposed to [C, H, W]
+// (said in Report.Channels).
+//
+// Labels: with classes.txt, y must use exactly the values 0…K−1 for its K
+// names; without it the distinct values of y, sorted, are the classes (their
+// decimal forms the names) and labels are their ranks. Natural order: the
+// rows of X; Files holds "X.npy:ROW".
+func ReadNPY(dir string) (*Dataset, error) {
+	xPath, yPath := filepath.Join(dir, NPYFeatures), filepath.Join(dir, NPYLabels)
+	for _, p := range []string{xPath, yPath} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, classify(fmt.Errorf("npy: %w", err))
+		}
+	}
+	xa, err := npy.Read(xPath)
+	if err != nil {
+		return nil, classify(err)
+	}
+	ya, err := npy.Read(yPath)
+	if err != nil {
+		return nil, classify(err)
+	}
+	if len(xa.Shape) < 1 || xa.Shape[0] < 1 {
+		return nil, corruptf("npy: %s: shape %v, want n×… with n ≥ 1 samples", xPath, xa.Shape)
+	}
+	n := xa.Shape[0]
+	if len(ya.Shape) != 1 || ya.Shape[0] != n {
+		return nil, corruptf("npy: %s: shape %v, want (%d,): one label per row of %s", yPath, ya.Shape, n, NPYFeatures)
+	}
+	yv, err := ya.Int64()
+	if err != nil {
+		return nil, corruptf("npy: %s: %w", yPath, err)
+	}
+	x, err := xa.Float32(true)
+	if err != nil {
+		return nil, corruptf("npy: %s: %w", xPath, err)
+	}
+	rep := &Report{}
+	if xa.Kind == npy.Uint && xa.Size == 1 {
+		for i, v := range x {
+			x[i] = byteScale[int(v)]
+		}
+	}
+	shape := slices.Clone(xa.Shape[1:])
+	switch len(shape) {
+	case 0:
+		shape = []int{1}
+	case 2:
+		shape = []int{1, shape[0], shape[1]}
+	case 3:
+		if c := shape[2]; (c == 1 || c == 3) && shape[0] != 1 && shape[0] != 3 {
+			x = channelsFirst(x, n, shape[0], shape[1], c)
+			shape = []int{c, shape[0], shape[1]}
+			rep.Channels = fmt.Sprintf("%s is n×H×W×C (C = %d): transposed to C×H×W", NPYFeatures, c)
+		}
+	}
+	for _, s := range shape {
+		if s < 1 {
+			return nil, corruptf("npy: %s: shape %v has an empty dimension", xPath, xa.Shape)
+		}
+	}
+	d := &Dataset{Name: "npy", Shape: shape, X: x, Labels: make([]int, n), Files: make([]string, n)}
+	if rep.Channels != "" {
+		d.Report = rep
+	}
+	for i := range d.Files {
+		d.Files[i] = NPYFeatures + ":" + strconv.Itoa(i)
+	}
+	names, err := readClassNames(filepath.Join(dir, NPYClasses))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		distinct := slices.Compact(slices.Sorted(slices.Values(yv)))
+		for _, v := range distinct {
+			d.Classes = append(d.Classes, strconv.FormatInt(v, 10))
+		}
+		for i, v := range yv {
+			d.Labels[i], _ = slices.BinarySearch(distinct, v)
+		}
+	case err != nil:
+		return nil, classify(fmt.Errorf("npy: %w", err))
+	default:
+		seen := make([]bool, len(names))
+		for i, v := range yv {
+			if v < 0 || v >= int64(len(names)) {
+				return nil, corruptf("npy: %s: label %d of row %d is outside 0…%d (%s names %d classes)", yPath, v, i, len(names)-1, NPYClasses, len(names))
+			}
+			d.Labels[i] = int(v)
+			seen[v] = true
+		}
+		if k := slices.Index(seen, false); k >= 0 {
+			return nil, corruptf("npy: %s names %d classes but %s never uses label %d (%q)", NPYClasses, len(names), yPath, k, names[k])
+		}
+		d.Classes = names
+	}
+	if err := d.Validate(); err != nil {
+		return nil, corruptf("npy: %w", err)
+	}
+	return d, nil
+}
+
+// readClassNames reads one class name a line (surrounding spaces trimmed;
+// blank lines at the end ignored). An empty or repeated name is an error.
+func readClassNames(p string) ([]string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var names []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	for sc.Scan() {
+		names = append(names, strings.TrimSpace(strings.TrimPrefix(sc.Text(), "\ufeff")))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, corruptf("%s: %w", p, err)
+	}
+	for len(names) > 0 && names[len(names)-1] == "" {
+		names = names[:len(names)-1]
+	}
+	if len(names) == 0 {
+		return nil, corruptf("%s: no class names", p)
+	}
+	seen := map[string]int{}
+	for i, n := range names {
+		if n == "" {
+			return nil, corruptf("%s: line %d is empty (one class name a line)", p, i+1)
+		}
+		if j, dup := seen[n]; dup {
+			return nil, corruptf("%s: lines %d and %d both name %q", p, j+1, i+1, n)
+		}
+		seen[n] = i
+	}
+	return names, nil
+}
+
+// channelsFirst reorders n images from H×W×C to C×H×W.
+func channelsFirst(x []float32, n, h, w, c int) []float32 {
+	out := make([]float32, len(x))
+	s := h * w * c
+	for i := 0; i < n; i++ {
+		src, dst := x[i*s:(i+1)*s], out[i*s:(i+1)*s]
+		for p := 0; p < h*w; p++ {
+			for k := 0; k < c; k++ {
+				dst[k*h*w+p] = src[p*c+k]
+			}
+		}
+	}
+	return out
+}
