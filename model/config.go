@@ -81,7 +81,7 @@ func IntPtr(v int) *int { return &v }
 // other Kind are kept (and rejected by Validate).
 func (c Config) WithDefaults() Config {
 	c.InShape = append([]int(nil), c.InShape...)
-	if c.Dim == 0 && c.Kind != Conv4 {
+	if c.Dim == 0 && c.Kind != Conv4 && c.Kind != Identity {
 		c.Dim = DefaultDim
 	}
 	if c.DType == "" {
@@ -119,7 +119,7 @@ func (c Config) Validate() error {
 	if c.Kind == Conv4 && c.Dim < 0 {
 		return fmt.Errorf("model: dim = %d, want 0 (no linear layer) or ≥ 1 for conv4", c.Dim)
 	}
-	if c.Kind != Conv4 && c.Dim < 1 {
+	if c.Kind != Conv4 && c.Kind != Identity && c.Dim < 1 {
 		return fmt.Errorf("model: dim = %d, want ≥ 1", c.Dim)
 	}
 	if c.DType != Float32 && c.DType != Float64 {
@@ -189,8 +189,10 @@ func (c Config) Validate() error {
 		if int64(bs[len(bs)-1].flat())*int64(max(c.Dim, 1)) > maxElems {
 			return fmt.Errorf("model: conv4 %v with %d channels and dim %d is too large", c.InShape, c.Channels, c.Dim)
 		}
+	case Identity:
+		return c.validateIdentity()
 	default:
-		return fmt.Errorf("model: kind %q, want %q, %q or %q", c.Kind, CNN, Conv4, MLP)
+		return fmt.Errorf("model: kind %q, want %q, %q, %q or %q", c.Kind, CNN, Conv4, MLP, Identity)
 	}
 	return nil
 }
@@ -257,6 +259,9 @@ func (c Config) bodyWidth() int {
 func (c Config) outDim() int {
 	if c.Kind == Conv4 && c.Dim == 0 {
 		return c.bodyWidth()
+	}
+	if c.Kind == Identity {
+		return c.InSize()
 	}
 	return c.Dim
 }

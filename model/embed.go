@@ -25,6 +25,8 @@ func (net *Net) Embed(x []float32, n int) ([]float64, error) {
 	}
 	out := make([]float64, n*net.Dim())
 	switch {
+	case net.cfg.Kind == Identity:
+		embedIdentity(x, out)
 	case net.cfg.Kind == Conv4 && net.cfg.DType == Float32:
 		embedConv4[float32](net, x, n, out)
 	case net.cfg.Kind == Conv4:
@@ -49,10 +51,14 @@ func (net *Net) Embed64(x []float64, n int) ([]float64, error) {
 		}
 		x32[i] = float32(v)
 	}
+	out := make([]float64, n*net.Dim())
+	if net.cfg.Kind == Identity { // no arithmetic: keep the float64 input
+		embedIdentity(x, out)
+		return out, nil
+	}
 	if net.cfg.DType == Float32 {
 		return net.Embed(x32, n)
 	}
-	out := make([]float64, n*net.Dim())
 	if net.cfg.Kind == Conv4 {
 		embedConv4[float64](net, x, n, out)
 	} else {

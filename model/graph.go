@@ -87,6 +87,8 @@ func (gr *Graph) ApplyMode(x *G.Node, mode Mode) (*G.Node, error) {
 	}
 	L := gr.Learnables
 	switch cfg.Kind {
+	case Identity:
+		return gr.applyIdentity(x)
 	case Conv4:
 		var dims int
 		switch {
