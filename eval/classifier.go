@@ -22,11 +22,20 @@ type Classifier interface {
 }
 
 // Voter is a Classifier that exposes the vote vector p̃(ξ) behind each
-// prediction: Votes returns nq rows of m values, row-major, and Predict
-// returns the argmax of each row under the classifier's tie rule.
+// prediction and class probabilities derived from it.
+//
+// Votes returns nq rows of m values, row-major, and Predict returns the
+// argmax of each row under the classifier's tie rule. The votes are on the
+// classifier's own scale (Dr.k-NN's sum to about k·M/n, not 1).
+//
+// Proba returns nq rows of m class probabilities, each row non-negative
+// and summing to 1 (within rounding), ordered by class index; the class
+// Predict returns has the largest probability (ties aside). Each
+// classifier documents its formula.
 type Voter interface {
 	Classifier
 	Votes(q []float64, nq int) ([]float64, error)
+	Proba(q []float64, nq int) ([]float64, error)
 }
 
 // ErrNotFitted is returned by Predict and Votes before a successful Fit.
@@ -208,6 +217,37 @@ func firstError(errs []error) error {
 		}
 	}
 	return nil
+}
+
+// normaliseVotes turns nq rows of m votes into probabilities in place:
+// negative votes (P* may hold masses down to −SumTol) are taken as 0 and
+// each row is divided by its sum. A row whose votes are all 0 takes
+// the fractions of the neighbours' labels instead (counts/k, the vanilla
+// k-NN vote), or the uniform distribution when counts is nil.
+func normaliseVotes(votes []float64, counts []int, nq, m, k int) []float64 {
+	for j := 0; j < nq; j++ {
+		row := votes[j*m : (j+1)*m]
+		s := 0.0
+		for c, v := range row {
+			row[c] = math.Max(v, 0)
+			s += row[c]
+		}
+		switch {
+		case s > 0:
+			for c := range row {
+				row[c] /= s
+			}
+		case counts != nil:
+			for c := range row {
+				row[c] = float64(counts[j*m+c]) / float64(k)
+			}
+		default:
+			for c := range row {
+				row[c] = 1 / float64(m)
+			}
+		}
+	}
+	return votes
 }
 
 // predictFromVotes turns an nq×m vote matrix into labels with argmax.

@@ -6,9 +6,10 @@
 //
 // Points are row-major float64 slices (n rows of d values); labels are
 // 0-based class indices in [0, M). Every classifier implements Voter:
-// Fit(x, n, d, y, M), Predict(q, nq) and Votes(q, nq), the last returning
-// the vote vector p̃(ξ) of each query (nq rows of M values) whose argmax
-// Predict returns. Bad input — wrong lengths, NaN/Inf, k ∉ [1, n], labels
+// Fit(x, n, d, y, M), Predict(q, nq), Votes(q, nq), returning the vote
+// vector p̃(ξ) of each query (nq rows of M values) whose argmax Predict
+// returns, and Proba(q, nq), the class probabilities (rows summing to 1)
+// derived from the votes. Bad input — wrong lengths, NaN/Inf, k ∉ [1, n], labels
 // outside [0, M), a malformed P — is an error, never a panic. Results do not
 // depend on the number of goroutines (Workers).
 //
@@ -20,13 +21,20 @@
 //     on the whole training set and the caller passes it in, so eval does
 //     not import the solver.
 //   - TruncatedDrKNN ("drknn_truncated"): the same vote restricted to the
-//     training points whose normalised entropy over classes is ≥ τ
-//     (Appendix B).
+//     training points whose min–max normalised entropy over classes is ≥ τ
+//     (Appendix B), plus each class's min(k, n_m) highest-entropy points.
 //   - KernelSmoothing ("kernel_smoothing"): p̃_m(ξ) = Σ_i P*_m(ξⁱ) κ_h(ξ−ξⁱ)
 //     with a Gaussian kernel, in the log domain.
 //   - KNN ("embedding_knn"): vanilla majority vote.
 //   - ProjectedKNN with PCA, SVD or NCA ("pca_knn", "svd_knn", "nca_knn"):
 //     the pixel baselines, a learned linear map then k-NN.
+//   - NearestCentroid ("nearest_centroid"): the nearest class mean.
+//
+// # Scores
+//
+// Accuracy, LogLoss (clipped at ε = 1e-15) and ECE (15 equal-width bins)
+// measure predictions and probabilities; Score computes the three and
+// EvaluateScores fits, predicts and scores in one call.
 //
 // New builds any of them by name from one Settings struct.
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 )
 
 // DrKNN is the Dr.k-NN classifier (Step 2 of Algorithm 1, eq. (4)): for a
@@ -57,6 +58,22 @@ func (c *DrKNN) Votes(q []float64, nq int) ([]float64, error) {
 	return v, err
 }
 
+// Proba returns the LFD-weighted vote normalised over the classes,
+//
+//	Pr(m | ξ) = p̃_m(ξ) / Σ_m' p̃_m'(ξ) = Σ_{i∈N_k(ξ)} P*_m(ξⁱ) / Σ_{i∈N_k(ξ)} Σ_m' P*_m'(ξⁱ),
+//
+// nq rows of M values summing to 1. When the k neighbours carry no mass in
+// any class (every p̃_m = 0) the row is the vanilla k-NN vote of the same
+// neighbours, #{i ∈ N_k(ξ): yⁱ = m}/k — the rule Predict's default tie
+// break uses.
+func (c *DrKNN) Proba(q []float64, nq int) ([]float64, error) {
+	v, counts, err := c.votes(q, nq)
+	if err != nil {
+		return nil, err
+	}
+	return normaliseVotes(v, counts, nq, c.base.m, c.K), nil
+}
+
 // Predict returns argmax_m p̃_m(ξ) for each query under c.Tie.
 func (c *DrKNN) Predict(q []float64, nq int) ([]int, error) {
 	return predictWithTie(c.votes, q, nq, c.base.m, c.Tie)
@@ -67,80 +84,156 @@ func (c *DrKNN) Predict(q []float64, nq int) ([]int, error) {
 type EntropyNorm int
 
 const (
-	// NormLogM divides the entropy H(π(i)) by its maximum log M, so the
-	// normalised entropy is in [0, 1] with 1 for a point carrying equal
-	// mass in every class. The default: its threshold τ means the same
-	// thing on every training set.
-	NormLogM EntropyNorm = iota
-	// NormMinMax is the paper's Appendix B rule:
-	// (H(i) − H_min)/(H_max − H_min) over the training set. When all
-	// entropies are equal every point gets 1 and is kept.
-	NormMinMax
+	// NormMinMax is Appendix B's rule and the default: the entropy H(i) of
+	// point i is rescaled to (H(i) − H_min)/(H_max − H_min) with H_min and
+	// H_max over the training points, so τ = 0.9 keeps the points in the
+	// top tenth of the observed entropy range. When every entropy is equal
+	// (within entropyTol) every point gets 1.
+	NormMinMax EntropyNorm = iota
+	// NormLogM divides H(i) by its maximum log M instead, so τ means the
+	// same on every training set (1 = equal mass in every class). Not the
+	// paper's rule.
+	NormLogM
 )
 
-// ErrNothingKept is returned by TruncatedDrKNN.Fit in Strict mode when no
-// training point reaches the entropy threshold.
-var ErrNothingKept = errors.New("eval: truncation keeps no training point")
+func (e EntropyNorm) String() string {
+	switch e {
+	case NormMinMax:
+		return "min-max"
+	case NormLogM:
+		return "log-M"
+	}
+	return fmt.Sprintf("EntropyNorm(%d)", int(e))
+}
 
-// TruncatedDrKNN is the truncated Dr.k-NN of Appendix B: keep only the
-// training points whose normalised entropy of (P*_1(i)…P*_M(i)) — the
-// column normalised over classes first, π_m(i) = P*_m(i)/Σ_m' P*_m'(i) — is
-// at least Tau, then vote as DrKNN over the kept points.
+// entropyTol is the absolute tolerance (in nats) under which entropies
+// count as equal for the threshold and for the min–max spread: rounding in
+// H is far below it, and a real difference in masses far above.
+const entropyTol = 1e-12
+
+// ErrTooFewKept is returned by TruncatedDrKNN.Fit in Strict mode when the
+// τ-truncated set holds fewer than min(K, n_m) points of some class m.
+var ErrTooFewKept = errors.New("eval: truncation keeps too few points of a class")
+
+// TruncatedDrKNN is the truncated Dr.k-NN of Appendix B: the Dr.k-NN vote
+// (eq. (4)) over a subset of the training points chosen by the entropy of
+// their masses over the classes,
 //
-// Edge cases, unless Strict is set:
-//   - A point with zero mass in every class has no distribution; its
-//     normalised entropy is taken as 0 (kept only when Tau ≤ 0).
-//   - If fewer than K points are kept, the vote uses all kept points
-//     (K_eff = #kept) and divides by K_eff.
-//   - If no point is kept, the classifier falls back to plain Dr.k-NN on
-//     every training point (FellBack reports it).
+//	π_m(i) = P*_m(i) / Σ_m' P*_m'(i),   H(i) = −Σ_m π_m(i) log π_m(i),
 //
-// With Strict, the last two cases are errors from Fit.
+// keeping the τ-truncated set
+//
+//	Ξ̃ = {i : (H(i) − H_min)/(H_max − H_min) ≥ τ}
+//
+// (Norm = NormMinMax, the default; NormLogM uses H(i)/log M instead), so
+// the points near the class boundaries, whose masses are spread over the
+// classes, vote, and the points deep inside a class, which carry nearly
+// one-hot masses, are dropped.
+//
+// Per-class floor. Ξ̃ alone can lose whole classes — on a 2-way 10-shot
+// episode with τ = 0.9 it often keeps one to three points, all of one
+// class, so every query gets the same vote and accuracy falls to chance.
+// Fit therefore also keeps, for every class m (by training label), its
+// min(K, n_m) points of highest entropy (ties to the lower index) when Ξ̃
+// holds fewer of them. Each class can then fill a whole neighbourhood of K
+// points by itself, so a query inside a class's region still finds that
+// class's points, and K ≤ #kept always holds. The floor adds at most
+// M·K points, so on large training sets — truncation's purpose, Appendix
+// B — the kept fraction is still set by τ; on a few-shot episode it keeps
+// about half the points. With Strict, a class below its floor is an error
+// (ErrTooFewKept) instead, and Fit keeps exactly Ξ̃ (K must not exceed
+// |Ξ̃|).
+//
+// Degenerate cases: a point with zero mass in every class has no
+// distribution; it is never in Ξ̃ (unless τ = 0) and ranks below every
+// other point for the floor. When all entropies are equal — every column
+// one-hot (all certain) or every column uniform (all uncertain) — Ξ̃ is the
+// whole training set under NormMinMax, since no point is more informative
+// than another; under NormLogM the all-certain case keeps nothing by τ and
+// only the floor. Entropies are computed as a sum over the sorted π, so a
+// permuted or rescaled column gives a bit-identical H, and the threshold is
+// compared with a tolerance of 1e-12 nats.
 type TruncatedDrKNN struct {
 	DrKNN
 	Tau    float64     // threshold in [0, 1]; the paper uses 0.9
-	Norm   EntropyNorm // default NormLogM
-	Strict bool
+	Norm   EntropyNorm // default NormMinMax (Appendix B)
+	Strict bool        // no per-class floor: a class below it is an error
 
-	keep     []int
-	k        int
-	fellBack bool
+	keep  []int
+	byTau int
 }
 
-// NormalisedEntropy returns, for each of the n training points, the
-// normalised entropy of its masses under P (M×n row-major) as defined for
-// TruncatedDrKNN. M must be at least 2.
-func NormalisedEntropy(p []float64, m, n int, norm EntropyNorm) ([]float64, error) {
-	if m < 2 {
-		return nil, fmt.Errorf("eval: entropy truncation needs M ≥ 2 classes, got %d", m)
+// Entropy returns, for each of the n training points, the entropy H(i) (in
+// nats) of its masses under P (M×n row-major) normalised over the classes,
+// and whether the point has any mass (H is 0 for a point without). It is
+// computed from the sorted masses, so it does not depend on the order of
+// the classes.
+func Entropy(p []float64, m, n int) (h []float64, valid []bool, err error) {
+	if m < 1 || n < 0 || len(p) != m*n {
+		return nil, nil, fmt.Errorf("eval: P has %d entries, want M×n = %d×%d", len(p), m, n)
 	}
-	if len(p) != m*n {
-		return nil, fmt.Errorf("eval: P has %d entries, want M×n = %d×%d", len(p), m, n)
-	}
-	h := make([]float64, n)
-	valid := make([]bool, n)
+	h = make([]float64, n)
+	valid = make([]bool, n)
+	col := make([]float64, m)
 	for i := 0; i < n; i++ {
-		s := 0.0
-		for c := 0; c < m; c++ {
-			s += math.Max(p[c*n+i], 0)
+		for c := range col {
+			col[c] = math.Max(p[c*n+i], 0)
 		}
-		if s <= 0 {
+		sort.Float64s(col)
+		s := 0.0
+		for _, v := range col {
+			s += v
+		}
+		if !(s > 0) || math.IsInf(s, 0) {
 			continue
 		}
 		valid[i] = true
 		e := 0.0
-		for c := 0; c < m; c++ {
-			if pi := math.Max(p[c*n+i], 0) / s; pi > 0 {
+		for _, v := range col {
+			if pi := v / s; pi > 0 {
 				e -= pi * math.Log(pi)
 			}
 		}
 		h[i] = e
 	}
+	return h, valid, nil
+}
+
+// NormalisedEntropy returns, for each of the n training points, the
+// normalised entropy of its masses under P (M×n row-major) as defined for
+// TruncatedDrKNN: in [0, 1], 0 for a point without mass. M must be at
+// least 2.
+func NormalisedEntropy(p []float64, m, n int, norm EntropyNorm) ([]float64, error) {
+	if m < 2 {
+		return nil, fmt.Errorf("eval: entropy truncation needs M ≥ 2 classes, got %d", m)
+	}
+	h, valid, err := Entropy(p, m, n)
+	if err != nil {
+		return nil, err
+	}
+	lo, spread, err := entropyScale(h, valid, m, norm)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, n)
+	for i, e := range h {
+		switch {
+		case !valid[i]:
+		case spread <= entropyTol:
+			out[i] = 1
+		default:
+			out[i] = math.Min(math.Max((e-lo)/spread, 0), 1)
+		}
+	}
+	return out, nil
+}
+
+// entropyScale returns the offset and scale of the normalisation: the
+// normalised entropy is (H − lo)/spread.
+func entropyScale(h []float64, valid []bool, m int, norm EntropyNorm) (lo, spread float64, err error) {
 	switch norm {
 	case NormLogM:
-		for i := range h {
-			h[i] /= math.Log(float64(m))
-		}
+		return 0, math.Log(float64(m)), nil
 	case NormMinMax:
 		lo, hi := math.Inf(1), math.Inf(-1)
 		for i, e := range h {
@@ -148,90 +241,134 @@ func NormalisedEntropy(p []float64, m, n int, norm EntropyNorm) ([]float64, erro
 				lo, hi = math.Min(lo, e), math.Max(hi, e)
 			}
 		}
-		for i := range h {
-			switch {
-			case !valid[i]:
-				h[i] = 0
-			case hi > lo:
-				h[i] = (h[i] - lo) / (hi - lo)
-			default:
-				h[i] = 1
-			}
+		if lo > hi { // no valid point
+			return 0, 0, nil
 		}
-	default:
-		return nil, fmt.Errorf("eval: unknown entropy normalisation %d", norm)
+		return lo, hi - lo, nil
 	}
-	return h, nil
+	return 0, 0, fmt.Errorf("eval: unknown entropy normalisation %d", norm)
 }
 
 // Fit checks the inputs, selects the kept points and stores the training
 // set.
 func (c *TruncatedDrKNN) Fit(x []float64, n, d int, y []int, m int) error {
-	c.keep, c.k, c.fellBack = nil, 0, false
+	c.keep, c.byTau = nil, 0
 	c.base = knnBase{}
 	if math.IsNaN(c.Tau) || c.Tau < 0 || c.Tau > 1 {
 		return fmt.Errorf("eval: truncation level τ = %v, want 0 ≤ τ ≤ 1", c.Tau)
 	}
+	if m < 2 {
+		return fmt.Errorf("eval: entropy truncation needs M ≥ 2 classes, got %d", m)
+	}
 	if err := c.DrKNN.Fit(x, n, d, y, m); err != nil {
 		return err
 	}
-	h, err := NormalisedEntropy(c.p, m, n, c.Norm)
+	keep, byTau, err := truncate(c.p, y, m, n, c.K, c.Tau, c.Norm, c.Strict)
 	if err != nil {
 		c.base = knnBase{}
 		return err
 	}
-	keep := []int{}
-	for i, e := range h {
-		if e >= c.Tau {
-			keep = append(keep, i)
-		}
-	}
-	switch {
-	case len(keep) == 0 && c.Strict:
-		c.base = knnBase{}
-		return fmt.Errorf("%w (τ = %v, largest normalised entropy %v)", ErrNothingKept, c.Tau, maxOf(h))
-	case len(keep) == 0:
-		c.fellBack = true
-		keep = nil
-		c.k = c.K
-	case len(keep) < c.K && c.Strict:
-		c.base = knnBase{}
-		return fmt.Errorf("eval: truncation at τ = %v keeps %d points, fewer than k = %d", c.Tau, len(keep), c.K)
-	default:
-		c.k = min(c.K, len(keep))
-	}
-	c.keep = keep
+	c.keep, c.byTau = keep, byTau
 	return nil
 }
 
-func maxOf(v []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range v {
-		m = math.Max(m, x)
+// truncate returns the kept training points in increasing order and how
+// many of them are in the τ-truncated set (see TruncatedDrKNN).
+func truncate(p []float64, y []int, m, n, k int, tau float64, norm EntropyNorm, strict bool) ([]int, int, error) {
+	h, valid, err := Entropy(p, m, n)
+	if err != nil {
+		return nil, 0, err
 	}
-	return m
-}
-
-// Kept returns the indices of the training points the vote uses (all of
-// them after a fall-back) and the effective number of neighbours.
-func (c *TruncatedDrKNN) Kept() (idx []int, k int) {
-	if c.keep == nil {
-		all := make([]int, c.base.n)
-		for i := range all {
-			all[i] = i
+	lo, spread, err := entropyScale(h, valid, m, norm)
+	if err != nil {
+		return nil, 0, err
+	}
+	kept := make([]bool, n)
+	byTau := 0
+	for i, e := range h {
+		in := tau == 0
+		switch {
+		case !valid[i]:
+		case norm == NormMinMax && spread <= entropyTol:
+			in = true
+		default:
+			in = in || e >= lo+tau*spread-entropyTol
 		}
-		return all, c.k
+		if in {
+			kept[i] = true
+			byTau++
+		}
 	}
-	return append([]int(nil), c.keep...), c.k
+	// Per-class floor: each class's min(k, n_m) points of highest entropy.
+	byClass := make([][]int, m)
+	for i, c := range y {
+		byClass[c] = append(byClass[c], i)
+	}
+	for c, idx := range byClass {
+		floor := min(k, len(idx))
+		have := 0
+		for _, i := range idx {
+			if kept[i] {
+				have++
+			}
+		}
+		if have >= floor {
+			continue
+		}
+		if strict {
+			return nil, 0, fmt.Errorf("%w: class %d keeps %d of its %d points at τ = %v (%s), want min(k, n_m) = %d",
+				ErrTooFewKept, c, have, len(idx), tau, norm, floor)
+		}
+		rank := append([]int(nil), idx...)
+		score := func(i int) float64 {
+			if !valid[i] {
+				return -1
+			}
+			return h[i]
+		}
+		sort.SliceStable(rank, func(a, b int) bool { return score(rank[a]) > score(rank[b]) })
+		for _, i := range rank {
+			if have == floor {
+				break
+			}
+			if !kept[i] {
+				kept[i] = true
+				have++
+			}
+		}
+	}
+	var keep []int
+	for i, ok := range kept {
+		if ok {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) < k {
+		// Only in strict mode: the floor guarantees Σ_m min(k, n_m) ≥ k.
+		return nil, 0, fmt.Errorf("%w: %d points kept at τ = %v (%s), fewer than k = %d", ErrTooFewKept, len(keep), tau, norm, k)
+	}
+	return keep, byTau, nil
 }
 
-// FellBack reports whether the last Fit kept no point and fell back to
-// plain Dr.k-NN.
-func (c *TruncatedDrKNN) FellBack() bool { return c.fellBack }
+// Kept returns the indices of the training points the vote uses, in
+// increasing order, and the number of neighbours (always K).
+func (c *TruncatedDrKNN) Kept() (idx []int, k int) {
+	return append([]int(nil), c.keep...), c.K
+}
+
+// Truncation reports the last Fit's selection: the number of training
+// points, the size of the τ-truncated set Ξ̃, and the number kept (Ξ̃ plus
+// the points the per-class floor added).
+func (c *TruncatedDrKNN) Truncation() (n, byTau, kept int) {
+	return c.base.n, c.byTau, len(c.keep)
+}
 
 func (c *TruncatedDrKNN) votes(q []float64, nq int) ([]float64, []int, error) {
+	if c.keep == nil {
+		return nil, nil, ErrNotFitted
+	}
 	n := c.base.n
-	return c.base.weightedVotes(c.Metric, c.k, c.Workers, c.keep,
+	return c.base.weightedVotes(c.Metric, c.K, c.Workers, c.keep,
 		func(m, i int) float64 { return c.p[m*n+i] }, q, nq)
 }
 
@@ -239,6 +376,16 @@ func (c *TruncatedDrKNN) votes(q []float64, nq int) ([]float64, []int, error) {
 func (c *TruncatedDrKNN) Votes(q []float64, nq int) ([]float64, error) {
 	v, _, err := c.votes(q, nq)
 	return v, err
+}
+
+// Proba returns the normalised vote over the kept points, with the same
+// formula and fall-back as DrKNN.Proba.
+func (c *TruncatedDrKNN) Proba(q []float64, nq int) ([]float64, error) {
+	v, counts, err := c.votes(q, nq)
+	if err != nil {
+		return nil, err
+	}
+	return normaliseVotes(v, counts, nq, c.base.m, c.K), nil
 }
 
 // Predict returns argmax_m p̃_m(ξ) over the kept points under c.Tie.

@@ -170,27 +170,58 @@ var truncP = []float64{
 	0.4, 0, 0, 0.6, 0, 0,
 }
 
-func TestNormalisedEntropy(t *testing.T) {
-	h, err := NormalisedEntropy(truncP, 3, 6, NormLogM)
-	if err != nil {
-		t.Fatal(err)
+func maxOf(v []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range v {
+		m = math.Max(m, x)
 	}
-	want := []float64{1, 0, math.Log(2) / math.Log(3), 0, 0, 0}
-	for i := range want {
-		if !near(h[i], want[i], 1e-12) {
-			t.Fatalf("entropies %v, want %v", h, want)
+	return m
+}
+
+func TestNormalisedEntropy(t *testing.T) {
+	// truncP: H = log 3, 0, log 2, 0, 0 and none (no mass). Min–max over
+	// the points with mass: H_min = 0, H_max = log 3.
+	for _, norm := range []EntropyNorm{NormMinMax, NormLogM} {
+		h, err := NormalisedEntropy(truncP, 3, 6, norm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []float64{1, 0, math.Log(2) / math.Log(3), 0, 0, 0}
+		for i := range want {
+			if !near(h[i], want[i], 1e-15) {
+				t.Fatalf("%v: entropies %v, want %v", norm, h, want)
+			}
 		}
 	}
 	// Two classes: columns (0.75, 0.25), (1, 0), (0, 1).
 	p2 := []float64{0.6, 0.4, 0, 0.2, 0, 0.8}
-	h, _ = NormalisedEntropy(p2, 2, 3, NormLogM)
+	h, _ := NormalisedEntropy(p2, 2, 3, NormLogM)
 	hb := -(0.75*math.Log(0.75) + 0.25*math.Log(0.25)) / math.Log(2)
-	if !near(h[0], hb, 1e-12) || h[1] != 0 || h[2] != 0 {
+	if !near(h[0], hb, 1e-15) || h[1] != 0 || h[2] != 0 {
 		t.Fatalf("log-M entropies %v, want [%v 0 0]", h, hb)
 	}
 	h, _ = NormalisedEntropy(p2, 2, 3, NormMinMax)
 	if h[0] != 1 || h[1] != 0 || h[2] != 0 {
 		t.Fatalf("min-max entropies %v, want [1 0 0]", h)
+	}
+	// Min–max differs from log M when H_min > 0: columns (½,½), (¾,¼),
+	// (¼,¾) have H = log 2, H(¾,¼), H(¾,¼) → min–max 1, 0, 0.
+	h, _ = NormalisedEntropy(tieP, 2, 6, NormMinMax)
+	if want := []float64{1, 0, 0, 0, 0, 0}; !equalFloats(h, want) {
+		t.Fatalf("min-max on tieP: %v, want %v", h, want)
+	}
+	h, _ = NormalisedEntropy(tieP, 2, 6, NormLogM)
+	if !near(h[1], hb, 1e-15) || h[0] != 1 {
+		t.Fatalf("log-M on tieP: %v", h)
+	}
+	// Entropy is a symmetric function of the column, bit for bit: (¾,¼)
+	// and (¼,¾), and a column and its rescaling, give the same H.
+	raw, valid, err := Entropy(tieP, 2, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw[1] != raw[2] || raw[1] != raw[3] || raw[3] != raw[4] || valid[5] || !valid[0] {
+		t.Fatalf("raw entropies %v valid %v: want H1 = H2 = H3 = H4 bit for bit, point 5 without mass", raw, valid)
 	}
 	// All equal: min-max gives every point 1.
 	h, _ = NormalisedEntropy([]float64{0.5, 0.5, 0.5, 0.5}, 2, 2, NormMinMax)
@@ -200,94 +231,384 @@ func TestNormalisedEntropy(t *testing.T) {
 	if _, err := NormalisedEntropy([]float64{1}, 1, 1, NormLogM); err == nil {
 		t.Fatal("M = 1 accepted")
 	}
+	if _, err := NormalisedEntropy(p2, 2, 3, EntropyNorm(9)); err == nil {
+		t.Fatal("unknown normalisation accepted")
+	}
 }
 
-func TestTruncatedDrKNN(t *testing.T) {
-	x := []float64{0, 1, 2, 3, 4, 5}
-	y := []int{2, 0, 0, 2, 1, 0}
-	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 3, P: truncP}, Tau: 0.9}
-	if err := c.Fit(x, 6, 1, y, 3); err != nil {
+func equalFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// tieP is a 2-class LFD over six points (labels 0, 0, 0, 1, 1, 1) whose
+// normalised columns are (½,½), (¾,¼), (¾,¼), (¼,¾), (¼,¾) and none: points
+// 1–4 have the same entropy. Every mass is dyadic, so the columns
+// normalise exactly.
+var (
+	tieP = []float64{
+		0.25, 0.375, 0.1875, 0.0625, 0.125, 0,
+		0.25, 0.125, 0.0625, 0.1875, 0.375, 0,
+	}
+	tieY = []int{0, 0, 0, 1, 1, 1}
+	tieX = []float64{0, 1, 2, 3, 4, 5}
+)
+
+// fitTruncated fits a TruncatedDrKNN and checks the kept set.
+func fitTruncated(t *testing.T, c *TruncatedDrKNN, x []float64, y []int, m int, wantKeep []int, wantByTau int) {
+	t.Helper()
+	if err := c.Fit(x, len(y), len(x)/len(y), y, m); err != nil {
 		t.Fatal(err)
 	}
 	keep, k := c.Kept()
-	if len(keep) != 1 || keep[0] != 0 || k != 1 || c.FellBack() {
-		t.Fatalf("τ=0.9 keeps %v with k=%d (fell back %v), want [0] with k=1", keep, k, c.FellBack())
+	n, byTau, kept := c.Truncation()
+	if !equalInts(keep, wantKeep) || k != c.K || byTau != wantByTau || kept != len(wantKeep) || n != len(y) {
+		t.Fatalf("τ=%v K=%d %v: kept %v (k=%d), %d by τ of n=%d; want %v, %d by τ", c.Tau, c.K, c.Norm, keep, k, byTau, n, wantKeep, wantByTau)
 	}
-	// Every query's single neighbour is point 0, votes (0.4, 0.4, 0.4)
-	// tie, and the vanilla count (point 0 is labelled 2) decides.
-	v, _ := c.Votes([]float64{5}, 1)
-	checkVotes(t, "τ=0.9", v, []float64{0.4, 0.4, 0.4})
-	if got := predictOne(t, c, 5); got != 2 {
-		t.Errorf("τ=0.9 predicts %d, want 2", got)
-	}
-	c.Tie = TieLowestIndex
-	if got := predictOne(t, c, 5); got != 0 {
-		t.Errorf("τ=0.9, lowest-index ties, predicts %d, want 0", got)
-	}
-	// τ = 0.6 keeps points 0 and 2; k = 3 is cut to 2.
-	c.Tau, c.Tie = 0.6, TieVanillaCount
-	if err := c.Fit(x, 6, 1, y, 3); err != nil {
-		t.Fatal(err)
-	}
-	keep, k = c.Kept()
-	if len(keep) != 2 || keep[0] != 0 || keep[1] != 2 || k != 2 {
-		t.Fatalf("τ=0.6 keeps %v, k=%d", keep, k)
-	}
-	v, _ = c.Votes([]float64{1.9}, 1)
-	checkVotes(t, "τ=0.6", v, []float64{0.3, 0.3, 0.2})
-	// Counts (point 2 → class 0, point 0 → class 2) tie too: lowest index.
+}
+
+func TestTruncatedDrKNN(t *testing.T) {
+	// M = 3, truncP: normalised entropies 1, 0, 0.63, 0, 0, – (no mass);
+	// labels 2, 0, 0, 2, 1, 0. τ = 0.9 gives Ξ̃ = {0}, which has no point of
+	// class 0 or 1; the floor adds each one's highest-entropy point: 2
+	// (log 2) for class 0 (not 1, H = 0, nor 5, no mass), 4 for class 1.
+	x := []float64{0, 1, 2, 3, 4, 5}
+	y := []int{2, 0, 0, 2, 1, 0}
+	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: truncP}, Tau: 0.9}
+	fitTruncated(t, c, x, y, 3, []int{0, 2, 4}, 1)
+	// Query 5: nearest kept point 4, column (0, 0.4, 0).
+	v, _ := c.Votes([]float64{5, 1.9}, 2)
+	checkVotes(t, "τ=0.9 K=1", v, []float64{0, 0.4, 0, 0.2, 0.2, 0})
+	// Query 1.9: point 2, votes (0.2, 0.2, 0) tie; its label 0 decides.
 	if got := predictOne(t, c, 1.9); got != 0 {
-		t.Errorf("τ=0.6 predicts %d, want 0", got)
+		t.Errorf("τ=0.9 K=1 predicts %d at 1.9, want 0", got)
 	}
-	// Strict: fewer than k kept is an error.
+	if got := predictOne(t, c, 5); got != 1 {
+		t.Errorf("τ=0.9 K=1 predicts %d at 5, want 1", got)
+	}
+	// K = 2: floors min(2, n_m) = 2, 1, 2: class 0 adds 2 then 1, class 1
+	// adds 4, class 2 adds 3 beside 0. Point 5 (no mass) is dropped.
+	c.K = 2
+	fitTruncated(t, c, x, y, 3, []int{0, 1, 2, 3, 4}, 1)
+	// Query 4.6: kept neighbours 4 (0.6) and 3 (1.6).
+	v, _ = c.Votes([]float64{4.6}, 1)
+	checkVotes(t, "τ=0.9 K=2", v, []float64{0, 0.2, 0.3})
+	// τ = 0.6 (min–max): Ξ̃ = {0, 2}; K = 1 needs one point of class 1.
+	c.Tau, c.K = 0.6, 1
+	fitTruncated(t, c, x, y, 3, []int{0, 2, 4}, 2)
+	// Strict: a class below its floor is an error, and the classifier is
+	// left unfitted.
 	c.Strict = true
-	if err := c.Fit(x, 6, 1, y, 3); err == nil || !strings.Contains(err.Error(), "fewer than k") {
-		t.Errorf("strict with 2 kept < k=3: %v", err)
+	if err := c.Fit(x, 6, 1, y, 3); !errors.Is(err, ErrTooFewKept) || !strings.Contains(err.Error(), "class 1") {
+		t.Errorf("strict with class 1 dropped: %v", err)
 	}
 	if _, err := c.Predict([]float64{1}, 1); !errors.Is(err, ErrNotFitted) {
 		t.Errorf("predict after a failed fit: %v", err)
 	}
-
-	// No point reaches τ: fall back to plain Dr.k-NN, or fail in strict mode.
-	p2 := []float64{0.6, 0.4, 0, 0.2, 0, 0.8}
-	x2, y2 := []float64{0, 1, 2}, []int{0, 0, 1}
-	tr := &TruncatedDrKNN{DrKNN: DrKNN{K: 2, P: p2}, Tau: 0.9}
-	if err := tr.Fit(x2, 3, 1, y2, 2); err != nil {
-		t.Fatal(err)
-	}
-	plain := &DrKNN{K: 2, P: p2}
-	plain.Fit(x2, 3, 1, y2, 2)
-	q := []float64{-1, 0.5, 1.4, 1.6, 3}
-	a, _ := tr.Votes(q, 5)
-	b, _ := plain.Votes(q, 5)
-	if !tr.FellBack() {
-		t.Fatal("no point kept but FellBack is false")
-	}
-	checkVotes(t, "fall-back", a, b)
-	tr.Strict = true
-	if err := tr.Fit(x2, 3, 1, y2, 2); !errors.Is(err, ErrNothingKept) {
-		t.Errorf("strict, nothing kept: %v", err)
-	}
-	// The paper's min-max normalisation keeps point 0 at τ = 0.9.
-	tr.Strict, tr.Norm, tr.K = false, NormMinMax, 1
-	if err := tr.Fit(x2, 3, 1, y2, 2); err != nil {
-		t.Fatal(err)
-	}
-	if keep, k := tr.Kept(); len(keep) != 1 || keep[0] != 0 || k != 1 || tr.FellBack() {
-		t.Errorf("min-max keeps %v k=%d", keep, k)
-	}
+	// Strict passes when Ξ̃ covers every class's floor: τ = 0 keeps all.
+	c.Tau = 0
+	fitTruncated(t, c, x, y, 3, []int{0, 1, 2, 3, 4, 5}, 6)
 	// τ outside [0, 1].
 	for _, tau := range []float64{-0.1, 1.5, math.NaN()} {
-		tr.Tau = tau
-		if err := tr.Fit(x2, 3, 1, y2, 2); err == nil {
+		c.Tau = tau
+		if err := c.Fit(x, 6, 1, y, 3); err == nil {
 			t.Errorf("τ = %v accepted", tau)
 		}
 	}
 	// τ = 0 keeps everything and equals plain Dr.k-NN.
-	tr.Tau, tr.Norm, tr.K = 0, NormLogM, 2
-	tr.Fit(x2, 3, 1, y2, 2)
-	a, _ = tr.Votes(q, 5)
-	checkVotes(t, "τ=0", a, b)
+	q := []float64{-1, 0.5, 1.4, 1.6, 2.5, 3.5, 6}
+	for _, k := range []int{1, 3} {
+		tr := &TruncatedDrKNN{DrKNN: DrKNN{K: k, P: truncP}}
+		plain := &DrKNN{K: k, P: truncP}
+		tr.Fit(x, 6, 1, y, 3)
+		plain.Fit(x, 6, 1, y, 3)
+		a, _ := tr.Votes(q, len(q))
+		b, _ := plain.Votes(q, len(q))
+		checkVotes(t, "τ=0", a, b)
+	}
+}
+
+func TestTruncatedEntropyTies(t *testing.T) {
+	// M = 2, tieP: H(0) = log 2 > H(1) = H(2) = H(3) = H(4), point 5 has no
+	// mass. Min–max: Ξ̃ = {0} at τ = 0.9. Class 0 = {0, 1, 2}, class 1 =
+	// {3, 4, 5}: the floor breaks the tie 1/2 and 3/4 by the lower index
+	// and ranks 5 last.
+	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: tieP}, Tau: 0.9}
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 3}, 1)
+	c.K = 2
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 3, 4}, 1)
+	c.K = 3 // class 1 must take point 5 (no mass) to reach its floor
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 2, 3, 4, 5}, 1)
+	// Query 5.4 with K = 2 over {0, 1, 3, 4}: neighbours 4 and 3, votes
+	// ((0.125 + 0.0625)/2, (0.375 + 0.1875)/2).
+	c.K = 2
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 3, 4}, 1)
+	v, _ := c.Votes([]float64{5.4}, 1)
+	checkVotes(t, "ties", v, []float64{0.09375, 0.28125})
+	// Under log M, H(¾,¼)/log 2 ≈ 0.811: τ = 0.8 keeps points 0–4, τ = 0.82
+	// only 0 (and the floor).
+	c.Norm, c.Tau, c.K = NormLogM, 0.8, 1
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 2, 3, 4}, 5)
+	c.Tau = 0.82
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 3}, 1)
+}
+
+func TestTruncatedExtremes(t *testing.T) {
+	// All certain (M = 2): every column one-hot, every H = 0. Min–max has
+	// no spread, so no point is more informative than another and all are
+	// kept: the vote is plain Dr.k-NN's. Under log M nothing reaches τ and
+	// the floor keeps each class's lowest-index point(s).
+	x := []float64{0, 1, 2, 3}
+	y := []int{0, 0, 1, 1}
+	p := []float64{0.5, 0.5, 0, 0, 0, 0, 0.5, 0.5}
+	q := []float64{-1, 0.4, 1.6, 2.2, 9}
+	plain := &DrKNN{K: 1, P: p}
+	plain.Fit(x, 4, 1, y, 2)
+	want, _ := plain.Votes(q, len(q))
+	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: p}, Tau: 0.9}
+	fitTruncated(t, c, x, y, 2, []int{0, 1, 2, 3}, 4)
+	got, _ := c.Votes(q, len(q))
+	checkVotes(t, "all certain, min-max", got, want)
+	c.Norm = NormLogM
+	fitTruncated(t, c, x, y, 2, []int{0, 2}, 0)
+	got, _ = c.Votes([]float64{0.9, 1.6}, 2)
+	checkVotes(t, "all certain, log M", got, []float64{0.5, 0, 0, 0.5})
+
+	// All uncertain (M = 5): every column uniform, every H = log 5. Both
+	// normalisations keep every point.
+	n := 10
+	x5 := make([]float64, n)
+	y5 := make([]int, n)
+	p5 := make([]float64, 5*n)
+	for i := range x5 {
+		x5[i], y5[i] = float64(i), i%5
+	}
+	for i := range p5 {
+		p5[i] = 0.1
+	}
+	plain = &DrKNN{K: 3, P: p5}
+	plain.Fit(x5, n, 1, y5, 5)
+	q5 := []float64{-2, 0.5, 4.4, 7.7, 20}
+	want, _ = plain.Votes(q5, len(q5))
+	for _, norm := range []EntropyNorm{NormMinMax, NormLogM} {
+		c := &TruncatedDrKNN{DrKNN: DrKNN{K: 3, P: p5}, Tau: 0.9, Norm: norm}
+		fitTruncated(t, c, x5, y5, 5, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10)
+		got, _ := c.Votes(q5, len(q5))
+		checkVotes(t, "all uncertain "+norm.String(), got, want)
+	}
+}
+
+func TestTruncatedFiveClasses(t *testing.T) {
+	// M = 5, two points per class on a line (labels 0,0,1,1,…,4,4). Point
+	// 2c is one-hot in class c (H = 0); point 2c+1 (c < 4) carries ½,½ on
+	// classes c and c+1 (H = log 2); point 9 is uniform (H = log 5). Every
+	// mass is dyadic and each row sums to 1.
+	const b, u = 0.125, 0.125
+	n, m := 10, 5
+	p := make([]float64, m*n)
+	x := make([]float64, n)
+	y := make([]int, n)
+	for i := range x {
+		x[i], y[i] = float64(i), i/2
+	}
+	for c := 0; c < m; c++ {
+		p[c*n+9] = u
+		if c < 4 {
+			p[c*n+2*c+1] = b
+		}
+		if c > 0 {
+			p[c*n+2*c-1] = b
+		}
+		rest := 1.0
+		for i := 0; i < n; i++ {
+			if i != 2*c {
+				rest -= p[c*n+i]
+			}
+		}
+		p[c*n+2*c] = rest
+	}
+	if err := checkP(p, m, n, 1e-15); err != nil {
+		t.Fatal(err)
+	}
+	// Min–max: normalised entropies 0, log2/log5 ≈ 0.43 (odd points), 1
+	// (point 9). τ = 0.9: Ξ̃ = {9}; K = 1 floor adds each other class's
+	// half-and-half point.
+	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: p}, Tau: 0.9}
+	fitTruncated(t, c, x, y, m, []int{1, 3, 5, 7, 9}, 1)
+	// Query 4.2: nearest kept point 5, votes b on classes 2 and 3; the
+	// tie goes to point 5's label, 2.
+	v, _ := c.Votes([]float64{4.2}, 1)
+	checkVotes(t, "M=5", v, []float64{0, 0, b, b, 0})
+	if got := predictOne(t, c, 4.2); got != 2 {
+		t.Errorf("M=5 predicts %d, want 2", got)
+	}
+	// τ = 0.4: the odd points are in Ξ̃ themselves.
+	c.Tau = 0.4
+	fitTruncated(t, c, x, y, m, []int{1, 3, 5, 7, 9}, 5)
+	// K = 2: every class keeps both points; the even ones by the floor.
+	c.K = 2
+	fitTruncated(t, c, x, y, m, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 5)
+}
+
+// TestTruncatedProperties checks on random LFDs (M = 2 and 5, both
+// normalisations, several τ and K) that Ξ̃ is exactly Appendix B's set, that
+// every class keeps at least min(K, n_m) points, that a point added by the
+// floor has entropy at least that of every dropped point of its class, and
+// that the votes are plain Dr.k-NN's over the kept points.
+func TestTruncatedProperties(t *testing.T) {
+	rng := rand.New(rand.NewSource(31))
+	for trial := 0; trial < 40; trial++ {
+		m := []int{2, 5}[trial%2]
+		n := m * (2 + rng.Intn(8))
+		d := 3
+		x, y, p, q := randomProblem(int64(100+trial), n, 30, d, m)
+		// Sharpen some columns so entropies spread out, and zero a few.
+		for i := 0; i < n; i++ {
+			switch rng.Intn(4) {
+			case 0:
+				for c := 0; c < m; c++ {
+					if c != y[i] {
+						p[c*n+i] *= 1e-3
+					}
+				}
+			case 1:
+				if rng.Intn(3) == 0 {
+					for c := 0; c < m; c++ {
+						p[c*n+i] = 0
+					}
+				}
+			}
+		}
+		for c := 0; c < m; c++ {
+			s := 0.0
+			for i := 0; i < n; i++ {
+				s += p[c*n+i]
+			}
+			for i := 0; i < n; i++ {
+				p[c*n+i] /= s
+			}
+		}
+		h, valid, _ := Entropy(p, m, n)
+		norm := []EntropyNorm{NormMinMax, NormLogM}[trial/2%2]
+		tau := []float64{0, 0.5, 0.9, 1}[rng.Intn(4)]
+		k := 1 + rng.Intn(min(6, n))
+		c := &TruncatedDrKNN{DrKNN: DrKNN{K: k, P: p}, Tau: tau, Norm: norm}
+		if err := c.Fit(x, n, d, y, m); err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
+		}
+		keep, _ := c.Kept()
+		kept := make([]bool, n)
+		for _, i := range keep {
+			kept[i] = true
+		}
+		// Appendix B's set, computed directly.
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for i := range h {
+			if valid[i] {
+				lo, hi = math.Min(lo, h[i]), math.Max(hi, h[i])
+			}
+		}
+		inTau := make([]bool, n)
+		byTau := 0
+		for i := range h {
+			var e float64
+			switch {
+			case !valid[i]:
+				e = 0
+			case norm == NormLogM:
+				e = h[i] / math.Log(float64(m))
+			case hi-lo <= 1e-12:
+				e = 1
+			default:
+				e = (h[i] - lo) / (hi - lo)
+			}
+			inTau[i] = tau == 0 || valid[i] && e >= tau-1e-9
+			if inTau[i] {
+				byTau++
+				if !kept[i] {
+					t.Fatalf("trial %d: point %d in Ξ̃ (ĥ = %v ≥ τ = %v) not kept", trial, i, e, tau)
+				}
+			}
+		}
+		if _, gotByTau, _ := c.Truncation(); gotByTau != byTau {
+			t.Fatalf("trial %d: |Ξ̃| = %d, want %d", trial, gotByTau, byTau)
+		}
+		for cl := 0; cl < m; cl++ {
+			var nm, have int
+			minAdded, maxDropped := math.Inf(1), math.Inf(-1)
+			for i := range y {
+				if y[i] != cl {
+					continue
+				}
+				nm++
+				e := h[i]
+				if !valid[i] {
+					e = -1
+				}
+				switch {
+				case kept[i]:
+					have++
+					if !inTau[i] {
+						minAdded = math.Min(minAdded, e)
+					}
+				default:
+					maxDropped = math.Max(maxDropped, e)
+				}
+			}
+			if have < min(k, nm) {
+				t.Fatalf("trial %d: class %d keeps %d points, want ≥ min(K=%d, n_m=%d)", trial, cl, have, k, nm)
+			}
+			if minAdded < maxDropped {
+				t.Fatalf("trial %d: class %d: floor added entropy %v but dropped %v", trial, cl, minAdded, maxDropped)
+			}
+			if !math.IsInf(minAdded, 1) && have != min(k, nm) {
+				t.Fatalf("trial %d: class %d: floor added points beyond min(K, n_m)", trial, cl)
+			}
+		}
+		// Votes: the original masses averaged over the K nearest kept
+		// points, by a brute-force (distance, index) search.
+		v, err := c.Votes(q, 30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 30; j++ {
+			idx := append([]int(nil), keep...)
+			dist := func(i int) float64 { return sqDist(q[j*d:(j+1)*d], x[i*d:(i+1)*d]) }
+			for a := 1; a < len(idx); a++ {
+				for b := a; b > 0 && (dist(idx[b]) < dist(idx[b-1]) || dist(idx[b]) == dist(idx[b-1]) && idx[b] < idx[b-1]); b-- {
+					idx[b], idx[b-1] = idx[b-1], idx[b]
+				}
+			}
+			for cl := 0; cl < m; cl++ {
+				s := 0.0
+				for _, i := range idx[:k] {
+					s += p[cl*n+i]
+				}
+				if !near(v[j*m+cl], s/float64(k), 1e-15) {
+					t.Fatalf("trial %d query %d class %d: vote %v, want %v", trial, j, cl, v[j*m+cl], s/float64(k))
+				}
+			}
+		}
+	}
 }
 
 func TestDrKNNErrors(t *testing.T) {

@@ -475,6 +475,10 @@ func (f *FewShot) Votes(q []float32, nq int) ([]float64, error) {
 	return votes, nil
 }
 
+// Proba returns the head's softmax class probabilities for each query
+// (nq rows of m values summing to 1): the same values as Votes.
+func (f *FewShot) Proba(q []float32, nq int) ([]float64, error) { return f.Votes(q, nq) }
+
 // Predict returns the most probable class of each query (ties to the
 // lowest class index).
 func (f *FewShot) Predict(q []float32, nq int) ([]int, error) {

@@ -18,7 +18,8 @@ import (
 // (log-sum-exp), so a query far from every training point relative to H —
 // where every kernel value underflows to 0 — is still classified by the
 // relative sizes of its votes. Votes are reported normalised to sum to 1
-// over the classes (the argmax is unchanged). Ties go to the lowest class
+// over the classes (the argmax is unchanged); a query whose squared
+// distance to every training point overflows float64 gets uniform votes. Ties go to the lowest class
 // index: there is no neighbour set for TieVanillaCount to count.
 type KernelSmoothing struct {
 	// H is the bandwidth (> 0). 0 selects the median heuristic: the median
@@ -53,6 +54,10 @@ func (c *KernelSmoothing) Fit(x []float64, n, d int, y []int, m int) error {
 	c.h = c.H
 	if c.h == 0 {
 		c.h = MedianDistance(x, n, d)
+		if math.IsInf(c.h, 0) {
+			c.base, c.logp = knnBase{}, nil
+			return fmt.Errorf("eval: kernel bandwidth: the median distance between training points overflows float64; set the bandwidth explicitly")
+		}
 	}
 	return nil
 }
@@ -108,11 +113,20 @@ func (c *KernelSmoothing) logVotes(sq []float64, h float64, out []float64) {
 	}
 }
 
-// normalise turns log-votes into votes summing to 1, in place.
+// normalise turns log-votes into votes summing to 1, in place (a softmax).
+// When every log-vote is −Inf — a query whose squared distance to every
+// training point overflows float64, so every kernel weight is 0 — the votes
+// carry no information and are uniform.
 func normalise(l []float64) {
 	mx := math.Inf(-1)
 	for _, v := range l {
 		mx = math.Max(mx, v)
+	}
+	if math.IsInf(mx, -1) {
+		for i := range l {
+			l[i] = 1 / float64(len(l))
+		}
+		return
 	}
 	sum := 0.0
 	for i, v := range l {
@@ -169,6 +183,12 @@ func (c *KernelSmoothing) Votes(q []float64, nq int) ([]float64, error) {
 	}
 	return v[0], nil
 }
+
+// Proba returns the kernel-smoothed votes normalised over the classes,
+// Pr(m | ξ) = p̃_m(ξ)/Σ_m' p̃_m'(ξ) (computed in the log domain, so a query
+// far from every training point still gets a proper distribution): the
+// same values as Votes.
+func (c *KernelSmoothing) Proba(q []float64, nq int) ([]float64, error) { return c.Votes(q, nq) }
 
 // Predict returns argmax_m p̃_m(ξ) for each query, ties to the lowest index.
 func (c *KernelSmoothing) Predict(q []float64, nq int) ([]int, error) {

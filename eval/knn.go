@@ -35,6 +35,10 @@ func (c *KNN) Votes(q []float64, nq int) ([]float64, error) {
 	return v, err
 }
 
+// Proba returns the vote fractions #{neighbours labelled m}/K, which sum
+// to 1: the same values as Votes.
+func (c *KNN) Proba(q []float64, nq int) ([]float64, error) { return c.Votes(q, nq) }
+
 // Predict returns the majority label of each query's K nearest neighbours.
 func (c *KNN) Predict(q []float64, nq int) ([]int, error) {
 	v, err := c.Votes(q, nq)
@@ -99,6 +103,9 @@ func (c *ProjectedKNN) Votes(q []float64, nq int) ([]float64, error) {
 	}
 	return c.KNN.Votes(z, nq)
 }
+
+// Proba projects the queries and returns their k-NN vote fractions.
+func (c *ProjectedKNN) Proba(q []float64, nq int) ([]float64, error) { return c.Votes(q, nq) }
 
 // Predict projects the queries and returns their k-NN labels.
 func (c *ProjectedKNN) Predict(q []float64, nq int) ([]int, error) {

@@ -11,12 +11,14 @@ const (
 	MethodPCAKNN          = "pca_knn"
 	MethodSVDKNN          = "svd_knn"
 	MethodNCAKNN          = "nca_knn"
+	// MethodNearestCentroid is the nearest class mean on the embedding.
+	MethodNearestCentroid = "nearest_centroid"
 )
 
 // Methods lists the method names New accepts.
 func Methods() []string {
 	return []string{MethodDrKNN, MethodDrKNNTruncated, MethodKernelSmoothing,
-		MethodEmbeddingKNN, MethodPCAKNN, MethodSVDKNN, MethodNCAKNN}
+		MethodEmbeddingKNN, MethodPCAKNN, MethodSVDKNN, MethodNCAKNN, MethodNearestCentroid}
 }
 
 // NeedsP reports whether the method votes with the least-favourable
@@ -88,6 +90,11 @@ func New(method string, s Settings, p []float64) (Voter, error) {
 			ns.OutDim = s.OutDim
 		}
 		return &ProjectedKNN{Proj: &NCA{Settings: ns}, KNN: knn}, nil
+	case MethodNearestCentroid:
+		if _, ok := metric.(Euclidean); !ok {
+			return nil, fmt.Errorf("eval: method %s is Euclidean only (metric %q)", method, s.Metric)
+		}
+		return &NearestCentroid{Workers: s.Workers}, nil
 	}
 	return nil, fmt.Errorf("eval: unknown method %q (want one of %v)", method, Methods())
 }
