@@ -18,12 +18,16 @@ const DefaultCOVIDCTSize = 64
 // CT_NonCOVID.zip; 349 + 397 images).
 //
 // Files are decoded by content, not by extension (34 upstream ".png" files
-// hold JPEG data), reduced to luma (BT.601 weights; JPEG's own Y channel),
-// and stretched to size×size by exact area averaging (the images are 115 to
-// 1671 pixels on a side and not square; no cropping). size 0 means
+// hold JPEG data), reduced to luma at full resolution (BT.601 weights;
+// JPEG's own Y channel; alpha ignored — the 174 RGBA files have alpha 255
+// everywhere), and stretched to size×size by exact area averaging (the
+// images are 115 to 1671 pixels on a side and not square; no cropping). The
+// same pixels give bit-identical samples whatever the colour mode, alpha or
+// file name (TestCOVIDCTNoModeOrFormatSignal): the set's formats, which
+// follow its classes, reach the tensors only through the image content. size 0 means
 // DefaultCOVIDCTSize. Order: CT_COVID then CT_NonCOVID, files sorted by name;
 // Files holds "CT_COVID/NAME". Hidden files are ignored; any other file
-// that is not a PNG or JPEG image, a sub-folder, an empty or missing class
+// that is not an image, a sub-folder, an empty or missing class
 // folder is an error naming the path. Shape is [1, size, size].
 func ReadCOVIDCT(dir string, size int) (*Dataset, error) {
 	if size == 0 {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drknn/drknn/internal/datadir"
 )
@@ -121,11 +122,13 @@ func BenchmarkReadMNISTT10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cpu0, wall0 := cpuTime(), time.Now()
 	for b.Loop() {
 		if _, err := ReadMNIST(dir); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0, wall0)
 }
 
 // Train then t10k, gzip or not regardless of the file name.
