@@ -276,10 +276,7 @@ func TestCOVIDCTFormatSignalInFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := ReadCOVIDCT(dir, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := realCOVID64(t, dir)
 	type group struct {
 		F       [][]float64
 		y, fold []int

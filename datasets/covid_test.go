@@ -9,10 +9,28 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/drknn/drknn/internal/datadir"
 )
+
+// realCOVID64 reads the real COVID-CT set at 64×64 once for the tests
+// that inspect it (the read takes seconds).
+var realCOVID struct {
+	once sync.Once
+	d    *Dataset
+	err  error
+}
+
+func realCOVID64(t *testing.T, dir string) *Dataset {
+	t.Helper()
+	realCOVID.once.Do(func() { realCOVID.d, realCOVID.err = ReadCOVIDCT(dir, 64) })
+	if realCOVID.err != nil {
+		t.Fatal(realCOVID.err)
+	}
+	return realCOVID.d
+}
 
 func writeCOVIDFixture(tb testing.TB, dir string) {
 	// CT_COVID: a grey PNG, a JPEG stored under a .png name (as 34 upstream
@@ -110,10 +128,7 @@ func TestCOVIDCTReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := ReadCOVIDCT(dir, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := realCOVID64(t, dir)
 	counts := make([]int, 2)
 	for _, y := range d.Labels {
 		counts[y]++
