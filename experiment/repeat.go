@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
+	"github.com/drknn/drknn/optlayer/gop"
 	"github.com/drknn/drknn/train"
 )
 
@@ -48,7 +48,7 @@ func trainSettings(cfg Config, theta []float64, seed int64, n int) train.Setting
 	return train.Settings{Steps: cfg.Train.Steps, LR: cfg.Train.LR, Minisets: cfg.Train.Minisets,
 		MinisetSize: size, Seed: seed,
 		Augment: datasets.AugmentSettings{Shift: cfg.Train.Augment.Shift, Flip: cfg.Train.Augment.Flip},
-		Risk: train.RiskSettings{Ways: cfg.Ways, Metric: cfg.Metric(), Theta: theta,
+		Ways:    cfg.Ways, LFD: gop.Settings{Metric: cfg.Metric(), Theta: theta,
 			Normalize: cfg.Train.ThetaRelative,
 			Solver:    optlayer.Settings{Epsilon: cfg.Train.Epsilon, Tol: cfg.Train.Tol}, Workers: 1}}
 }
@@ -61,16 +61,8 @@ func SolveLFD(cfg Config, e []float64, n, dim int, labels []int, theta []float64
 		return nil, err
 	}
 	if cfg.Train.ThetaRelative {
-		var s float64
-		for _, v := range c {
-			s += v
-		}
-		s /= float64(len(c))
-		if !(s > 0) {
-			return nil, errors.New("LFD: all training embeddings coincide")
-		}
-		for i := range c {
-			c[i] /= s
+		if _, err := optlayer.NormalizeCosts(c); err != nil {
+			return nil, fmt.Errorf("LFD: %w", err)
 		}
 	}
 	return optlayer.Solve(&optlayer.Problem{N: n, Cost: c, Labels: labels, Theta: theta},

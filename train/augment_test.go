@@ -8,6 +8,7 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/optlayer/gop"
 )
 
 func augSettings(steps int) Settings {
@@ -18,7 +19,7 @@ func augSettings(steps int) Settings {
 
 // TestTrainerAugmentFeedsTheGraph checks that a step's loss is computed on
 // the documented augmented batch: the risk the trainer reports for step 1
-// equals WorstCaseRisk on the embedding (by the untrained net) of the
+// equals gop.WorstCaseRisk on the embedding (by the untrained net) of the
 // images datasets.Augment produces from the step's generator after the
 // mini-set draws, and differs from the risk on the images as given.
 func TestTrainerAugmentFeedsTheGraph(t *testing.T) {
@@ -31,10 +32,10 @@ func TestTrainerAugmentFeedsTheGraph(t *testing.T) {
 
 	// The twin of step 1's draws, made before the step changes the weights.
 	rng := tr.stepRand(0)
-	sets := make([]MiniSet, s.Minisets)
+	sets := make([]gop.MiniSet, s.Minisets)
 	for k := range sets {
 		ms := tr.sampler.Draw(rng)
-		sets[k] = MiniSet{Index: ms.Index, Labels: ms.Labels}
+		sets[k] = gop.MiniSet{Index: ms.Index, Labels: ms.Labels}
 	}
 	aug := make([]float32, len(x))
 	if err := datasets.Augment(aug, x, n, d.Shape, s.Augment, rng); err != nil {
@@ -45,7 +46,7 @@ func TestTrainerAugmentFeedsTheGraph(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := WorstCaseRisk(e, n, net.Dim(), sets, s.Risk)
+		r, err := gop.WorstCaseRisk(e, n, net.Dim(), sets, s.LFD)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +150,7 @@ func TestTrainerAugmentRejectsRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := augSettings(1)
-	s.Risk.Ways = 2
+	s.Ways = 2
 	_, err = NewTrainer(net, make([]float32, 16), []int{0, 0, 1, 1}, s)
 	if err == nil || !strings.Contains(err.Error(), "not images") {
 		t.Fatalf("augmenting feature rows: error %v", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
+	"github.com/drknn/drknn/optlayer/gop"
 )
 
 // BenchmarkTrainStep is one Algorithm 1 step on the paper's network and
@@ -36,8 +37,8 @@ func BenchmarkTrainStep(b *testing.B) {
 					size = 25
 				}
 				tr, err := NewTrainer(net, x, labels, Settings{Steps: b.N + 1, LR: 1e-3, Minisets: ms, MinisetSize: size, Seed: 1,
-					Risk: RiskSettings{Ways: 5, Metric: optlayer.Euclidean, Theta: []float64{0.1}, Normalize: true,
-						Solver: optlayer.Settings{Epsilon: 0.01, Tol: 1e-3}, Workers: 0}})
+					Ways: 5, LFD: gop.Settings{Metric: optlayer.Euclidean, Theta: []float64{0.1}, Normalize: true,
+						Solver: optlayer.Settings{Epsilon: 0.01, Tol: 1e-3}, Workers: 1}})
 				if err != nil {
 					b.Fatal(err)
 				}

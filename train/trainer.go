@@ -10,8 +10,8 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/atomicfile"
-	"github.com/drknn/drknn/internal/lossop"
 	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/optlayer/gop"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -22,8 +22,12 @@ type Settings struct {
 	LR          float64 // Adam learning rate
 	Minisets    int     // mini-sets per step
 	MinisetSize int     // n′ (0 = all training samples)
-	Risk        RiskSettings
-	Seed        int64 // mini-set draws of step t use a generator seeded by (Seed, t)
+	Ways        int     // M: classes of the labels (0…M−1), every mini-set holds each
+	// LFD is the layer the risk goes through: radii, metric, cost
+	// normalisation, solver settings and the goroutines over a step's
+	// mini-sets (its Labels are unused: each mini-set has its own).
+	LFD  gop.Settings
+	Seed int64 // mini-set draws of step t use a generator seeded by (Seed, t)
 	// Augment transforms the training images anew at every step (after the
 	// step's mini-sets are drawn, from the same generator), so a resumed
 	// run sees the same images. Zero = train on the samples as given.
@@ -42,7 +46,7 @@ type StepStats struct {
 
 // Trainer runs Algorithm 1: each Step draws mini-sets from the training
 // samples, embeds all samples once, solves every mini-set's LFD inside the
-// Gorgonia graph (a lossop node computing WorstCaseRisk) and takes one Adam
+// Gorgonia graph (the gop.Risk layer: gop.WorstCaseRisk) and takes one Adam
 // step on the mean worst-case risk. The Net's weights change in place.
 type Trainer struct {
 	net     *model.Net
@@ -50,7 +54,7 @@ type Trainer struct {
 	n       int
 	vm      G.VM
 	adam    *model.Adam
-	risk    *lossop.Loss
+	risk    *gop.RiskLayer
 	sampler *datasets.MiniSetSampler
 	history []StepStats
 
@@ -86,11 +90,11 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	if size == 0 {
 		size = n
 	}
-	sampler, err := datasets.NewMiniSetSampler(labels, s.Risk.Ways, size)
+	sampler, err := datasets.NewMiniSetSampler(labels, s.Ways, size)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	t := &Trainer{net: net, s: s, n: n, sampler: sampler, risk: lossop.New("WorstCaseRisk", nil)}
+	t := &Trainer{net: net, s: s, n: n, sampler: sampler}
 
 	g := G.NewGraph()
 	shape := append([]int{n}, cfg.InShape...)
@@ -118,11 +122,10 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	loss, err := t.risk.Apply(emb)
-	if err != nil {
+	if t.risk, err = gop.Risk(emb, s.LFD); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	if _, err = G.Grad(loss, learn...); err != nil {
+	if _, err = G.Grad(t.risk.Output, learn...); err != nil {
 		return nil, fmt.Errorf("train: gradient graph: %w", err)
 	}
 	t.vm = G.NewTapeMachine(g, G.BindDualValues(learn...))
@@ -154,27 +157,20 @@ func (t *Trainer) stepRand(step int) *rand.Rand {
 func (t *Trainer) Step() (StepStats, error) {
 	step := len(t.history)
 	rng := t.stepRand(step)
-	sets := make([]MiniSet, t.s.Minisets)
+	sets := make([]gop.MiniSet, t.s.Minisets)
 	for k := range sets {
 		ms := t.sampler.Draw(rng)
-		sets[k] = MiniSet{Index: ms.Index, Labels: ms.Labels}
+		sets[k] = gop.MiniSet{Index: ms.Index, Labels: ms.Labels}
 	}
 	if err := t.augment(rng); err != nil {
 		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
 	}
-	// The risk op solves every mini-set's LFD in the forward pass and
-	// hands the exact gradient to the graph in the backward pass.
-	// The closure must not capture t: the graph holds it, and a cycle
-	// through Gorgonia's tape machine (which has a finaliser) is never
-	// collected — that leaked every trainer's weights and buffers.
-	var r RiskResult
-	rs := t.s.Risk
-	t.risk.SetFunc(func(e []float64, n, d int) (float64, []float64, error) {
-		res, err := WorstCaseRisk(e, n, d, sets, rs)
-		r = res
-		return res.Risk, res.Grad, err
-	})
-	defer t.risk.SetFunc(nil)
+	// The risk layer solves every mini-set's LFD in the forward pass and
+	// hands the exact gradient to the graph in the backward pass. It holds
+	// only the mini-sets, never the trainer: a cycle through Gorgonia's tape
+	// machine (which has a finaliser) would never be collected.
+	t.risk.SetBatch(sets)
+	defer t.risk.SetBatch(nil)
 	defer t.vm.Reset()
 	if err := t.vm.RunAll(); err != nil {
 		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
@@ -182,6 +178,7 @@ func (t *Trainer) Step() (StepStats, error) {
 	if err := t.adam.Step(); err != nil {
 		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
 	}
+	r := t.risk.Last()
 	st := StepStats{Step: step + 1, Risk: r.Risk, MeanRelGap: r.MeanRelGap, MaxRelGap: r.MaxRelGap,
 		Iterations: r.Iterations, NotOptimal: r.NotOptimal}
 	t.history = append(t.history, st)

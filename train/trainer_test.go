@@ -8,6 +8,7 @@ import (
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
+	"github.com/drknn/drknn/optlayer/gop"
 )
 
 // trainFixture is a 2-way 5-shot episode of the built-in synthetic images.
@@ -26,7 +27,7 @@ func trainFixture(t *testing.T, seed int64) (*datasets.Dataset, *datasets.Episod
 
 func trainSettings(steps int, workers int) Settings {
 	return Settings{Steps: steps, LR: 1e-2, Minisets: 4, MinisetSize: 6, Seed: 3,
-		Risk: RiskSettings{Ways: 2, Metric: optlayer.Euclidean, Theta: []float64{0.3}, Normalize: true,
+		Ways: 2, LFD: gop.Settings{Metric: optlayer.Euclidean, Theta: []float64{0.3}, Normalize: true,
 			Solver: optlayer.Settings{Epsilon: 0.01, Tol: 1e-3}, Workers: workers}}
 }
 

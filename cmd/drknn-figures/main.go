@@ -47,6 +47,7 @@ import (
 	"github.com/drknn/drknn/figures"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
+	"github.com/drknn/drknn/optlayer/gop"
 	"github.com/drknn/drknn/predict"
 	"github.com/drknn/drknn/train"
 )
@@ -269,7 +270,7 @@ func trainRegions(cfg experiment.Config, r int) ([]figures.Panel, string, error)
 	}
 	tr, err := train.NewTrainer(net, trainSet.X, ep.TrainLabels, train.Settings{Steps: cfg.Train.Steps, LR: cfg.Train.LR,
 		Minisets: cfg.Train.Minisets, MinisetSize: size, Seed: seed,
-		Risk: train.RiskSettings{Ways: cfg.Ways, Metric: metric, Theta: cfg.Train.Theta, Normalize: cfg.Train.ThetaRelative,
+		Ways: cfg.Ways, LFD: gop.Settings{Metric: metric, Theta: cfg.Train.Theta, Normalize: cfg.Train.ThetaRelative,
 			Solver: optlayer.Settings{Epsilon: cfg.Train.Epsilon, Tol: cfg.Train.Tol}}})
 	if err != nil {
 		return nil, "", err

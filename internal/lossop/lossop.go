@@ -2,8 +2,8 @@
 // plain Go from an n×d matrix node (an embedding), together with its
 // gradient: the forward pass calls the loss function, the backward op hands
 // the cached gradient (times the upstream scalar) back to the graph. The
-// trainer's worst-case risk (through the LFD solver) and the few-shot
-// baselines' episodic losses use it. Each Loss is one op instance; its
+// few-shot baselines' episodic losses (package eval) use it; the trainer's
+// worst-case risk goes through the LFD layer's own op, optlayer/gop. Each Loss is one op instance; its
 // address is part of the op's hash, so two losses are never merged.
 package lossop
 
@@ -45,8 +45,8 @@ type Loss struct {
 // New returns a Loss named name (used in the graph and in errors) computing fn.
 func New(name string, fn Func) *Loss { return &Loss{name: name, fn: fn} }
 
-// SetFunc replaces the loss function; the next forward pass uses it (the
-// trainer sets a new one every step, with that step's mini-sets).
+// SetFunc replaces the loss function; the next forward pass uses it (a
+// training loop sets a new one every step, with that step's episodes).
 func (l *Loss) SetFunc(fn Func) {
 	l.mu.Lock()
 	l.fn = fn

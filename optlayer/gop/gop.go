@@ -1,9 +1,21 @@
-// Package gop is the Gorgonia op of the LFD layer: it maps an n×d
-// embedding node (or an n×n cost node) to the regularised least-favourable
-// distributions P (an M×n node), solving the LFD problem with package
-// optlayer in the forward pass and returning its exact implicit gradient
-// (optlayer.Result.VJP) in the backward pass, so that G.Grad works on a
-// TapeMachine and the gradient reaches the network's weights.
+// Package gop is the Gorgonia op of the LFD layer, the one through which
+// the trainer (package train) and any other graph differentiate the
+// least-favourable distributions. In the forward pass it solves the LFD
+// problem of each mini-set of an n×d embedding node with package optlayer
+// (costs by the metric, optionally divided by their mean with
+// optlayer.NormalizeCosts); in the backward pass it returns the exact
+// implicit gradient (optlayer.Result.VJP) chained through the normalisation
+// and the metric, so that G.Grad works on a TapeMachine and the gradient
+// reaches the network's weights.
+//
+// The op has two outputs, one per use:
+//
+//   - LFD (or LFDCost on an n×n cost node): the M×n regularised P of one
+//     problem on all rows, for any loss built from P in the graph;
+//   - Risk: the mean worst-case risk M − Σ_i max_m PReg_m(i) over a batch of
+//     mini-sets that may change before every run (Algorithm 1's loss; its
+//     gradient is formed in plain Go, WorstCaseRisk, with the mini-sets
+//     solved in parallel and results independent of the worker count).
 //
 // Labels, radii, metric, cost normalisation and every solver setting are
 // parameters of the op and part of its hash.
@@ -25,20 +37,23 @@ import (
 
 // Settings are the op's parameters.
 type Settings struct {
-	Labels []int     // length n, classes 0…M−1, every class present
+	Labels []int     // LFD, LFDCost: length n, classes 0…M−1, every class present (Risk: each MiniSet has its own)
 	Theta  []float64 // radii: length 1 (all classes) or M
 	Metric optlayer.Metric
-	// Normalize divides the costs by their mean over the n×n matrix
-	// before solving, so Theta is relative to the mini-set's typical
-	// distance and P is invariant to rescaling the embedding (DESIGN §5:
-	// otherwise the network can inflate the embedding until the adversary
-	// can move no mass). The gradient includes the normalisation.
+	// Normalize divides each problem's costs by their mean over its n×n
+	// matrix before solving (optlayer.NormalizeCosts), so Theta is relative
+	// to the mini-set's typical distance and P is invariant to rescaling the
+	// embedding (DESIGN §5: otherwise the network can inflate the embedding
+	// until the adversary can move no mass). The gradient includes the
+	// normalisation.
 	Normalize bool
 	Solver    optlayer.Settings // Warm and Plans are ignored
+	Workers   int               // Risk: goroutines over the mini-sets (≤ 1: one); never changes results
 }
 
-// Layer is one application of the op. After each run of the machine,
-// Result holds the solver's answer for that run (bounds, gap, status).
+// Layer is one application of LFD or LFDCost. After each run of the
+// machine, Result holds the solver's answer for that run (bounds, gap,
+// status).
 type Layer struct {
 	Output *G.Node // M×n regularised P (PReg)
 	op     *lfdOp
@@ -48,7 +63,10 @@ type Layer struct {
 func (l *Layer) Result() *optlayer.Result {
 	l.op.st.mu.Lock()
 	defer l.op.st.mu.Unlock()
-	return l.op.st.res
+	if len(l.op.st.solved) == 0 {
+		return nil
+	}
+	return l.op.st.solved[0].res
 }
 
 // M is the number of classes.
@@ -56,53 +74,113 @@ func (l *Layer) M() int { return l.op.m }
 
 // LFD applies the op to an n×d embedding node x (float32 or float64) and
 // returns the layer whose Output is the M×n node PReg.
-func LFD(x *G.Node, s Settings) (*Layer, error) { return apply(x, s, false) }
+func LFD(x *G.Node, s Settings) (*Layer, error) {
+	op, node, err := apply(x, s, outP, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Layer{Output: node, op: op}, nil
+}
 
 // LFDCost applies the op to an n×n cost node c (c(i,j) ≥ 0); Metric is
 // unused.
-func LFDCost(c *G.Node, s Settings) (*Layer, error) { return apply(c, s, true) }
+func LFDCost(c *G.Node, s Settings) (*Layer, error) {
+	op, node, err := apply(c, s, outP, true)
+	if err != nil {
+		return nil, err
+	}
+	return &Layer{Output: node, op: op}, nil
+}
 
-func apply(x *G.Node, s Settings, cost bool) (*Layer, error) {
+// RiskLayer is one application of Risk: a scalar node whose value after
+// each run is the mean worst-case risk over the mini-sets set by SetBatch.
+type RiskLayer struct {
+	Output *G.Node // scalar, the dtype of the input
+	op     *lfdOp
+}
+
+// Risk applies the op to an n×d embedding node x (float32 or float64) and
+// returns the layer whose Output is the mean worst-case risk of the
+// mini-sets given to SetBatch before each run (s.Labels is not used).
+func Risk(x *G.Node, s Settings) (*RiskLayer, error) {
+	op, node, err := apply(x, s, outRisk, false)
+	if err != nil {
+		return nil, err
+	}
+	return &RiskLayer{Output: node, op: op}, nil
+}
+
+// SetBatch sets the mini-sets of the next forward runs (Algorithm 1 draws
+// new ones every step). The layer keeps sets; do not change them while a
+// run may use them.
+func (l *RiskLayer) SetBatch(sets []MiniSet) {
+	l.op.st.mu.Lock()
+	l.op.st.sets = sets
+	l.op.st.mu.Unlock()
+}
+
+// Last returns the risk, gradient and solver statistics of the latest
+// forward run.
+func (l *RiskLayer) Last() RiskResult {
+	l.op.st.mu.Lock()
+	defer l.op.st.mu.Unlock()
+	return l.op.st.risk
+}
+
+// output says what the op computes from the solved problems.
+type output int
+
+const (
+	outP    output = iota // the M×n PReg of one problem on all rows
+	outRisk               // the scalar mean worst-case risk of a batch
+)
+
+func apply(x *G.Node, s Settings, out output, cost bool) (*lfdOp, *G.Node, error) {
 	if x == nil {
-		return nil, fmt.Errorf("gop: nil input node")
+		return nil, nil, fmt.Errorf("gop: nil input node")
 	}
 	sh := x.Shape()
 	if len(sh) != 2 || sh[0] < 1 || sh[1] < 1 {
-		return nil, fmt.Errorf("gop: input %q has shape %v, want a matrix", x.Name(), sh)
+		return nil, nil, fmt.Errorf("gop: input %q has shape %v, want a matrix", x.Name(), sh)
 	}
 	if dt := x.Dtype(); dt != tensor.Float32 && dt != tensor.Float64 {
-		return nil, fmt.Errorf("gop: input %q has dtype %v, want float32 or float64", x.Name(), dt)
+		return nil, nil, fmt.Errorf("gop: input %q has dtype %v, want float32 or float64", x.Name(), dt)
 	}
 	n, dim := sh[0], sh[1]
 	if cost && dim != n {
-		return nil, fmt.Errorf("gop: cost input %q has shape %v, want n×n", x.Name(), sh)
+		return nil, nil, fmt.Errorf("gop: cost input %q has shape %v, want n×n", x.Name(), sh)
 	}
 	if !cost && s.Metric != optlayer.Euclidean && s.Metric != optlayer.SqEuclidean {
-		return nil, fmt.Errorf("gop: unknown metric %d", int(s.Metric))
-	}
-	// Let optlayer check labels and radii on a dummy problem of this size.
-	p := optlayer.Problem{N: n, Cost: make([]float64, n*n), Labels: s.Labels, Theta: s.Theta}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("gop: %w", err)
+		return nil, nil, fmt.Errorf("gop: unknown metric %d", int(s.Metric))
 	}
 	if err := checkSettings(s.Solver); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	m := 0
-	for _, y := range s.Labels {
-		m = max(m, y+1)
+	op := &lfdOp{kind: out, cost: cost, n: n, dim: dim, s: s, st: &lfdState{}}
+	op.s.Theta = append([]float64(nil), s.Theta...)
+	op.s.Solver.Warm, op.s.Solver.Plans = nil, false
+	op.s.Labels = nil
+	if out == outP {
+		// Let optlayer check labels and radii on a dummy problem of this size.
+		p := optlayer.Problem{N: n, Cost: make([]float64, n*n), Labels: s.Labels, Theta: s.Theta}
+		if err := p.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("gop: %w", err)
+		}
+		op.s.Labels = append([]int(nil), s.Labels...)
+		for _, y := range s.Labels {
+			op.m = max(op.m, y+1)
+		}
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		op.st.sets = []MiniSet{{Index: all, Labels: op.s.Labels}}
 	}
-	op := &lfdOp{
-		cost: cost, n: n, dim: dim, m: m,
-		labels: append([]int(nil), s.Labels...), theta: append([]float64(nil), s.Theta...),
-		metric: s.Metric, normalize: s.Normalize, solver: s.Solver, st: &lfdState{},
-	}
-	op.solver.Warm, op.solver.Plans = nil, false
-	out, err := G.ApplyOp(op, x)
+	node, err := G.ApplyOp(op, x)
 	if err != nil {
-		return nil, fmt.Errorf("gop: %w", err)
+		return nil, nil, fmt.Errorf("gop: %w", err)
 	}
-	return &Layer{Output: out, op: op}, nil
+	return op, node, nil
 }
 
 func checkSettings(s optlayer.Settings) error {
@@ -117,31 +195,37 @@ func checkSettings(s optlayer.Settings) error {
 	return nil
 }
 
-// lfdState carries the latest forward solve to the gradient op.
+// lfdState carries the batch of the next forward and the latest forward's
+// answers to the gradient op.
 type lfdState struct {
-	mu    sync.Mutex
-	res   *optlayer.Result
-	x     []float64 // input of that solve (features or costs), float64
-	c     []float64 // costs actually solved (normalised if asked)
-	scale float64   // the normalising mean (1 when not normalising)
+	mu     sync.Mutex
+	sets   []MiniSet
+	solved []solved   // outP: the latest forward's problem
+	risk   RiskResult // outRisk: the latest forward's risk and gradient
+	err    error      // the latest forward's error
 }
 
 type lfdOp struct {
+	kind      output
 	cost      bool
 	n, dim, m int
-	labels    []int
-	theta     []float64
-	metric    optlayer.Metric
-	normalize bool
-	solver    optlayer.Settings
+	s         Settings
 	st        *lfdState
 }
 
 func mat() hm.Type { return &G.TensorType{Dims: 2, Of: hm.TypeVariable('a')} }
 
-func (op *lfdOp) Arity() int    { return 1 }
-func (op *lfdOp) Type() hm.Type { return hm.NewFnType(mat(), mat()) }
+func (op *lfdOp) Arity() int { return 1 }
+func (op *lfdOp) Type() hm.Type {
+	if op.kind == outRisk {
+		return hm.NewFnType(mat(), hm.TypeVariable('a'))
+	}
+	return hm.NewFnType(mat(), mat())
+}
 func (op *lfdOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
+	if op.kind == outRisk {
+		return tensor.ScalarShape(), nil
+	}
 	return tensor.Shape{op.m, op.n}, nil
 }
 
@@ -186,40 +270,36 @@ func (op *lfdOp) Do(v ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	var c []float64
+	op.st.mu.Lock()
+	defer op.st.mu.Unlock()
+	if op.kind == outRisk {
+		if len(op.st.sets) == 0 {
+			op.st.err = fmt.Errorf("gop: risk layer run without mini-sets (SetBatch)")
+			return nil, op.st.err
+		}
+		r, err := WorstCaseRisk(x, op.n, op.dim, op.st.sets, op.s)
+		op.st.risk, op.st.err = r, err
+		if err != nil {
+			return nil, fmt.Errorf("gop: %w", err)
+		}
+		if dt == tensor.Float32 {
+			return G.NewF32(float32(r.Risk)), nil
+		}
+		return G.NewF64(r.Risk), nil
+	}
 	if op.cost {
 		for k, cv := range x {
 			if !(cv >= 0) || math.IsInf(cv, 0) {
 				return nil, fmt.Errorf("gop: cost[%d][%d] = %v, want finite and ≥ 0", k/op.n, k%op.n, cv)
 			}
 		}
-		c = append([]float64(nil), x...)
-	} else if c, err = optlayer.Costs(x, op.n, op.dim, op.metric); err != nil {
-		return nil, fmt.Errorf("gop: %w", err)
 	}
-	scale := 1.0
-	if op.normalize {
-		s := 0.0
-		for _, cv := range c {
-			s += cv
-		}
-		scale = s / float64(len(c))
-		if !(scale > 0) || math.IsInf(scale, 0) {
-			return nil, fmt.Errorf("gop: cannot normalise costs: mean cost %v (all points identical?)", scale)
-		}
-		for k := range c {
-			c[k] /= scale
-		}
-	}
-	settings := op.solver
-	res, err := optlayer.Solve(&optlayer.Problem{N: op.n, Cost: c, Labels: op.labels, Theta: op.theta}, &settings)
+	sv, err := op.s.forward(x, op.n, op.dim, op.cost, op.st.sets)
+	op.st.solved, op.st.err = sv, err
 	if err != nil {
-		return nil, fmt.Errorf("gop: LFD solve: %w", err)
+		return nil, fmt.Errorf("gop: LFD: %w", err)
 	}
-	op.st.mu.Lock()
-	op.st.res, op.st.x, op.st.c, op.st.scale = res, x, c, scale
-	op.st.mu.Unlock()
-	return denseOf(append([]float64(nil), res.PReg...), dt, op.m, op.n), nil
+	return denseOf(append([]float64(nil), sv[0].res.PReg...), dt, op.m, op.n), nil
 }
 
 func (op *lfdOp) ReturnsPtr() bool     { return false }
@@ -227,26 +307,30 @@ func (op *lfdOp) CallsExtern() bool    { return false }
 func (op *lfdOp) OverwritesInput() int { return -1 }
 
 func (op *lfdOp) WriteHash(h hash.Hash) {
-	fmt.Fprintf(h, "drknn.gop.LFD(cost=%t,n=%d,dim=%d,m=%d,metric=%d,norm=%t,", op.cost, op.n, op.dim, op.m, op.metric, op.normalize)
+	fmt.Fprintf(h, "drknn.gop.LFD(out=%d,cost=%t,n=%d,dim=%d,m=%d,metric=%d,norm=%t,", op.kind, op.cost, op.n, op.dim, op.m, op.s.Metric, op.s.Normalize)
 	var b [8]byte
 	w := func(u uint64) {
 		binary.LittleEndian.PutUint64(b[:], u)
 		h.Write(b[:])
 	}
-	w(uint64(len(op.labels)))
-	for _, y := range op.labels {
+	w(uint64(len(op.s.Labels)))
+	for _, y := range op.s.Labels {
 		w(uint64(y))
 	}
-	w(uint64(len(op.theta)))
-	for _, t := range op.theta {
+	w(uint64(len(op.s.Theta)))
+	for _, t := range op.s.Theta {
 		w(math.Float64bits(t))
 	}
-	s := op.solver
+	s := op.s.Solver
 	w(math.Float64bits(s.Epsilon))
 	w(math.Float64bits(s.Tol))
 	w(uint64(s.MaxIter))
 	w(math.Float64bits(s.RegTol))
 	w(math.Float64bits(s.CGTol))
+	if op.kind == outRisk {
+		// The batch changes between runs: two risk layers are never one.
+		fmt.Fprintf(h, "%p", op.st)
+	}
 	h.Write([]byte(")"))
 }
 
@@ -257,7 +341,10 @@ func (op *lfdOp) Hashcode() uint32 {
 }
 
 func (op *lfdOp) String() string {
-	if op.cost {
+	switch {
+	case op.kind == outRisk:
+		return fmt.Sprintf("WorstCaseRisk(n=%d,d=%d)", op.n, op.dim)
+	case op.cost:
 		return fmt.Sprintf("LFDCost(n=%d,M=%d)", op.n, op.m)
 	}
 	return fmt.Sprintf("LFD(n=%d,d=%d,M=%d)", op.n, op.dim, op.m)
@@ -269,60 +356,75 @@ func (op *lfdOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 	if len(in) != 1 {
 		return nil, fmt.Errorf("gop: LFD op wants 1 input, got %d", len(in))
 	}
-	g, err := G.ApplyOp(&lfdGradOp{fwd: op}, in[0], out, grad)
+	g, err := G.ApplyOp(&lfdGradOp{fwd: op}, in[0], grad)
 	if err != nil {
 		return nil, err
 	}
 	return G.Nodes{g}, nil
 }
 
-// lfdGradOp maps (x, P, ∂L/∂P) to ∂L/∂x using the forward's Result.
+// lfdGradOp maps (x, ∂L/∂output) to ∂L/∂x using the forward's answers.
 type lfdGradOp struct{ fwd *lfdOp }
 
-func (op *lfdGradOp) Arity() int    { return 3 }
-func (op *lfdGradOp) Type() hm.Type { return hm.NewFnType(mat(), mat(), mat(), mat()) }
+func (op *lfdGradOp) Arity() int { return 2 }
+func (op *lfdGradOp) Type() hm.Type {
+	if op.fwd.kind == outRisk {
+		return hm.NewFnType(mat(), hm.TypeVariable('a'), mat())
+	}
+	return hm.NewFnType(mat(), mat(), mat())
+}
 func (op *lfdGradOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.fwd.n, op.fwd.dim}, nil
 }
 
 func (op *lfdGradOp) Do(v ...G.Value) (G.Value, error) {
 	f := op.fwd
-	if len(v) != 3 {
-		return nil, fmt.Errorf("gop: LFD gradient op wants 3 inputs, got %d", len(v))
+	if len(v) != 2 {
+		return nil, fmt.Errorf("gop: LFD gradient op wants 2 inputs, got %d", len(v))
 	}
-	gp, dt, err := float64s("LFD output gradient", v[2], f.m, f.n)
+	t, ok := v[0].(*tensor.Dense)
+	if !ok {
+		return nil, fmt.Errorf("gop: LFD gradient op input is %T, want a tensor", v[0])
+	}
+	dt := t.Dtype()
+	f.st.mu.Lock()
+	defer f.st.mu.Unlock()
+	if f.st.err != nil {
+		return nil, f.st.err
+	}
+	if f.kind == outRisk {
+		// ∂L/∂x = upstream scalar × the gradient formed in the forward.
+		var up float64
+		switch s := v[1].Data().(type) {
+		case float64:
+			up = s
+		case float32:
+			up = float64(s)
+		default:
+			return nil, fmt.Errorf("gop: risk gradient op upstream %v", v[1])
+		}
+		g := f.st.risk.Grad
+		if len(g) != f.n*f.dim {
+			return nil, fmt.Errorf("gop: risk gradient op ran before its forward op")
+		}
+		out := make([]float64, len(g))
+		for i, x := range g {
+			out[i] = x * up
+		}
+		return denseOf(out, dt, f.n, f.dim), nil
+	}
+	if len(f.st.solved) == 0 {
+		return nil, fmt.Errorf("gop: LFD gradient op ran before its forward op")
+	}
+	gp, _, err := float64s("LFD output gradient", v[1], f.m, f.n)
 	if err != nil {
 		return nil, err
 	}
-	f.st.mu.Lock()
-	res, x, c, scale := f.st.res, f.st.x, f.st.c, f.st.scale
-	f.st.mu.Unlock()
-	if res == nil {
-		return nil, fmt.Errorf("gop: LFD gradient op ran before its forward op")
-	}
-	gc, err := res.VJP(gp)
+	g, err := f.s.backward(&f.st.solved[0], gp, f.dim, f.cost)
 	if err != nil {
 		return nil, fmt.Errorf("gop: LFD backward: %w", err)
 	}
-	if f.normalize {
-		// c̃ = c/s with s = mean(c): ∂L/∂c = (G − ⟨G, c̃⟩/N²)/s.
-		dot := 0.0
-		for k, g := range gc {
-			dot += g * c[k]
-		}
-		dot /= float64(len(gc))
-		for k := range gc {
-			gc[k] = (gc[k] - dot) / scale
-		}
-	}
-	if f.cost {
-		return denseOf(gc, dt, f.n, f.n), nil
-	}
-	gx, err := optlayer.CostGrad(x, f.n, f.dim, f.metric, gc)
-	if err != nil {
-		return nil, fmt.Errorf("gop: LFD backward: %w", err)
-	}
-	return denseOf(gx, dt, f.n, f.dim), nil
+	return denseOf(g, dt, f.n, f.dim), nil
 }
 
 func (op *lfdGradOp) ReturnsPtr() bool     { return false }

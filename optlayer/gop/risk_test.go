@@ -1,4 +1,4 @@
-package train
+package gop
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/drknn/drknn/optlayer"
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 func riskFixture(seed int64) (e []float64, n, d int, sets []MiniSet) {
@@ -28,8 +30,8 @@ func riskFixture(seed int64) (e []float64, n, d int, sets []MiniSet) {
 	return e, n, d, sets
 }
 
-func riskSettings(metric optlayer.Metric) RiskSettings {
-	return RiskSettings{Ways: 2, Metric: metric, Theta: []float64{0.3}, Normalize: true,
+func riskSettings(metric optlayer.Metric) Settings {
+	return Settings{Metric: metric, Theta: []float64{0.3}, Normalize: true,
 		Solver: optlayer.Settings{Epsilon: 0.05, Tol: 0.5, RegTol: 1e-12, CGTol: 1e-13}, Workers: 2}
 }
 
@@ -136,5 +138,68 @@ func TestWorstCaseRiskBadInput(t *testing.T) {
 	same := make([]float64, len(e))
 	if _, err := WorstCaseRisk(same, n, d, sets, s); err == nil {
 		t.Error("collapsed embedding accepted with normalisation")
+	}
+}
+
+// TestRiskLayerIsWorstCaseRisk: the Risk node's value and its gradient with
+// respect to the input node are exactly WorstCaseRisk's, for the batch set
+// before each run, in float64 and float32 graphs; a run without a batch is
+// an error.
+func TestRiskLayerIsWorstCaseRisk(t *testing.T) {
+	e, n, d, sets := riskFixture(3)
+	s := riskSettings(optlayer.Euclidean)
+	for _, dt := range []tensor.Dtype{tensor.Float64, tensor.Float32} {
+		g := G.NewGraph()
+		xn := G.NewMatrix(g, dt, G.WithShape(n, d), G.WithName("x"), G.WithValue(dense(dt, e, n, d)))
+		l, err := Risk(xn, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := G.Grad(l.Output, xn); err != nil {
+			t.Fatal(err)
+		}
+		vm := G.NewTapeMachine(g, G.BindDualValues(xn))
+		if err := vm.RunAll(); err == nil {
+			t.Fatal("a run without mini-sets succeeded")
+		}
+		vm.Reset()
+		ef := toF64(dense(dt, e, n, d).Data()) // the values the graph holds
+		for b, batch := range [][]MiniSet{sets, sets[:2]} {
+			want, err := WorstCaseRisk(ef, n, d, batch, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.SetBatch(batch)
+			if err := vm.RunAll(); err != nil {
+				t.Fatal(err)
+			}
+			gv, err := xn.Grad()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, grad := toF64([]float64{0}), toF64(gv.Data())
+			switch v := l.Output.Value().Data().(type) {
+			case float64:
+				got[0] = v
+			case float32:
+				got[0] = float64(v)
+			}
+			wantRisk, wantGrad := want.Risk, want.Grad
+			if dt == tensor.Float32 {
+				wantRisk = float64(float32(wantRisk))
+				wantGrad = toF64(dense(dt, wantGrad, n, d).Data())
+			}
+			if got[0] != wantRisk || l.Last().Risk != want.Risk {
+				t.Fatalf("%v batch %d: risk node %v, WorstCaseRisk %v", dt, b, got[0], want.Risk)
+			}
+			for i := range grad {
+				if grad[i] != wantGrad[i] {
+					t.Fatalf("%v batch %d: ∂risk/∂x[%d] = %v, WorstCaseRisk %v", dt, b, i, grad[i], wantGrad[i])
+				}
+			}
+			gv.(*tensor.Dense).Zero() // dual values accumulate over runs
+			vm.Reset()
+		}
+		vm.Close()
 	}
 }
