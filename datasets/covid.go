@@ -36,15 +36,9 @@ func ReadCOVIDCT(dir string, size int) (*Dataset, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("covid-ct: size %d must be > 0", size)
 	}
-	var items []imageItem
-	for label, cls := range COVIDCTClasses {
-		names, err := listDir(filepath.Join(dir, cls), false)
-		if err != nil {
-			return nil, fmt.Errorf("covid-ct: %w", err) // classified by listDir
-		}
-		for _, n := range names {
-			items = append(items, fileItem(filepath.Join(dir, cls, n), path.Join(cls, n), label))
-		}
+	items, err := covidItems(dir)
+	if err != nil {
+		return nil, err
 	}
 	convert := func(data []byte) ([]float32, error) {
 		v, _, _, err := toGrey(data, size)
@@ -55,4 +49,19 @@ func ReadCOVIDCT(dir string, size int) (*Dataset, error) {
 		return nil, fmt.Errorf("covid-ct: %w", err)
 	}
 	return d, nil
+}
+
+// covidItems lists the COVID-CT image files in label order, sorted by name.
+func covidItems(dir string) ([]imageItem, error) {
+	var items []imageItem
+	for label, cls := range COVIDCTClasses {
+		names, err := listDir(filepath.Join(dir, cls), false)
+		if err != nil {
+			return nil, fmt.Errorf("covid-ct: %w", err) // classified by listDir
+		}
+		for _, n := range names {
+			items = append(items, fileItem(filepath.Join(dir, cls, n), path.Join(cls, n), label))
+		}
+	}
+	return items, nil
 }

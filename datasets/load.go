@@ -38,6 +38,10 @@ type Options struct {
 	// Dataset.Report.Missing; fill them per episode with Impute, from the
 	// episode's training samples only).
 	Missing string
+	// Features: covid-ct "histogram" (FeaturesHistogram) gives each image
+	// as the HistogramBins-bin histogram of its full-resolution luma
+	// (ReadCOVIDCTHistogram, Shape [64]) instead of its pixels; "" = pixels.
+	Features string
 	// OneHot: lung-cancer encodes each nominal attribute as 4 indicator
 	// features (Shape [224], see LungOneHot) instead of value/3.
 	OneHot bool
@@ -96,7 +100,15 @@ var loaders = map[string]struct {
 		}
 		return ReadOmniglot(dir, oo)
 	}},
-	"covid-ct": {"covid-ct", func(dir string, o Options) (*Dataset, error) { return ReadCOVIDCT(dir, o.Size) }},
+	"covid-ct": {"covid-ct", func(dir string, o Options) (*Dataset, error) {
+		switch o.Features {
+		case "":
+			return ReadCOVIDCT(dir, o.Size)
+		case FeaturesHistogram:
+			return ReadCOVIDCTHistogram(dir, HistogramBins)
+		}
+		return nil, fmt.Errorf("covid-ct: features %q, want %q or none", o.Features, FeaturesHistogram)
+	}},
 	"miniimagenet": {"miniimagenet", func(dir string, o Options) (*Dataset, error) {
 		if o.Split == "" {
 			return nil, fmt.Errorf("miniimagenet: no split chosen (Options.Split: train, val or test)")
