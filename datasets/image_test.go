@@ -266,6 +266,10 @@ func FuzzDecodeImage(f *testing.F) {
 	f.Add(jpegFlat(f, 9, 7, color.RGBA{10, 200, 30, 255}))
 	f.Add(hugePNGHeader(3000, 3000))
 	f.Add([]byte("GIF89a"))
+	f.Add(gifBytes(f))
+	f.Add(bmpBytes(f))
+	f.Add(readTestdata(f, "tiny-lossless.webp"))
+	f.Add(readTestdata(f, "colour-lossy.webp"))
 	f.Add([]byte{0xff, 0xd8, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		img, err := decodeImage(data, 1<<16)

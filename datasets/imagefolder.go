@@ -172,8 +172,8 @@ func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset
 }
 
 // convertFolderImage turns a decoded image into one sample of h×w planes:
-// one luma plane when grey is requested; otherwise R, G, B planes, reduced
-// to one plane (and isGrey true) when R = G = B everywhere.
+// one luma plane (greyPlane) when grey is requested or when R = G = B
+// everywhere (isGrey true); otherwise R, G, B planes.
 func convertFolderImage(img image.Image, grey bool, h, w int) (sample []float32, isGrey bool) {
 	var planes []float32
 	var ih, iw int
@@ -186,7 +186,7 @@ func convertFolderImage(img image.Image, grey bool, h, w int) (sample []float32,
 		n := ih * iw
 		isGrey = slices.Equal(planes[:n], planes[n:2*n]) && slices.Equal(planes[:n], planes[2*n:])
 		if isGrey {
-			planes = planes[:n]
+			planes, _, _ = greyPlane(img) // the same values as R for 8-bit grey; one path for both modes
 		} else {
 			c = 3
 		}
@@ -194,6 +194,28 @@ func convertFolderImage(img image.Image, grey bool, h, w int) (sample []float32,
 	out := make([]float32, c*h*w)
 	resizeKernel(draw.CatmullRom, out, planes, c, ih, iw, h, w)
 	return out, isGrey
+}
+
+// DecodeFolderImage turns the bytes of one image file (PNG, JPEG, GIF, BMP
+// or WebP, recognised by content) into a sample of channels×height×width
+// values with exactly the preprocessing of ReadImageFolder: for one channel
+// the luma, for three the R, G, B planes (a grey image gets three equal
+// planes), resampled with Catmull-Rom to height×width. Tools that classify
+// new images for a model trained on an image folder use it, so that a file
+// gives the same sample as through the reader.
+func DecodeFolderImage(data []byte, channels, height, width int) ([]float32, error) {
+	if channels != 1 && channels != 3 || height < 1 || width < 1 {
+		return nil, fmt.Errorf("cannot make images of shape [%d %d %d] (want 1 or 3 channels)", channels, height, width)
+	}
+	img, err := decodeImage(data, MaxImagePixels)
+	if err != nil {
+		return nil, err
+	}
+	s, _ := convertFolderImage(img, channels == 1, height, width)
+	if channels == 3 && len(s) == height*width {
+		s = append(append(s, s...), s...)
+	}
+	return s, nil
 }
 
 // nativeSize reads every image header (in parallel) and returns the common

@@ -422,3 +422,28 @@ func TestLossyWebPMatchesLibwebp(t *testing.T) {
 		}
 	}
 }
+
+// DecodeFolderImage gives, file by file, the samples ReadImageFolder gives.
+func TestDecodeFolderImageMatchesReader(t *testing.T) {
+	files := folderFixture(t)
+	for _, c := range []struct {
+		opts ImageFolderOptions
+	}{{ImageFolderOptions{}}, {ImageFolderOptions{Grey: true}}, {ImageFolderOptions{Size: 5}}, {ImageFolderOptions{Grey: true, Size: 2}}} {
+		d, err := ReadImageFolder(mapFS(files), "pets", c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range d.Files {
+			s, err := DecodeFolderImage(files[f], d.Shape[0], d.Shape[1], d.Shape[2])
+			if err != nil || !reflect.DeepEqual(s, d.Sample(i)) {
+				t.Fatalf("%+v %s: %v, sample differs from the reader's", c.opts, f, err)
+			}
+		}
+	}
+	if _, err := DecodeFolderImage(files["cat/a.png"], 2, 3, 4); err == nil {
+		t.Fatal("two channels accepted")
+	}
+	if _, err := DecodeFolderImage([]byte("text"), 1, 3, 4); err == nil {
+		t.Fatal("text decoded")
+	}
+}
