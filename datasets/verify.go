@@ -141,6 +141,17 @@ func Verify(ctx context.Context, dir string) (*VerifyReport, error) {
 	return r, nil
 }
 
+// FetchAll fetches every set in turn (see Fetch), stopping at the first
+// failure.
+func FetchAll(ctx context.Context, sets []FetchSet, opts FetchOptions) error {
+	for _, s := range sets {
+		if err := Fetch(ctx, s, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // fetchTops lists the top-level folders of the built-in sets ("mnist/", …).
 func fetchTops() []string {
 	var out []string

@@ -70,8 +70,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fs := flag.NewFlagSet("drknn-data "+cmd, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	dir := fs.String("dir", datadir.Dir(), "data folder")
 	opts := datasets.FetchOptions{Progress: func(msg string) { fmt.Fprintln(stdout, msg) }}
+	fs.StringVar(&opts.Dir, "dir", datadir.Dir(), "data folder")
 	if cmd == "get" {
 		fs.StringVar(&opts.BaseURL, "base-url", "", "fetch from this base URL instead of upstream")
 		fs.IntVar(&opts.Retries, "retries", 3, "further attempts after a cut connection")
@@ -99,12 +99,12 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return nil
 	case cmd == "verify":
-		r, err := datasets.Verify(ctx, *dir)
+		r, err := datasets.Verify(ctx, opts.Dir)
 		if err != nil {
 			return fmt.Errorf("verify: %w", err)
 		}
 		if r.WriteTo(stdout); !r.OK() {
-			return fmt.Errorf("verify: %s: some files are missing or different (see above)", *dir)
+			return fmt.Errorf("verify: %s: some files are missing or different (see above)", opts.Dir)
 		}
 		return nil
 	case opts.Retries < 0:
@@ -116,11 +116,5 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return bad("get: %v", err)
 	}
-	opts.Dir = *dir
-	for _, s := range sets {
-		if err := datasets.Fetch(ctx, s, opts); err != nil {
-			return err
-		}
-	}
-	return nil
+	return datasets.FetchAll(ctx, sets, opts)
 }
