@@ -171,6 +171,23 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 	}
 	gOld, lOld := s.nbuf[:n], s.nbuf[n:n+s.M]
 	for steps < maxSteps {
+		if steps > 0 {
+			// A Newton step can leave a budget far off (S_m is
+			// exponential in λ_m, its quadratic model poor): restore it
+			// by the exact 1-D root find (a block ascent step in
+			// (λ_m, g of class m) at fixed α).
+			again := false
+			for m := 0; m < s.M; m++ {
+				if !s.zero[m] && s.budgetResidClass(m) > 0.5 {
+					s.lambdaSolve(m)
+					s.rebuild(m)
+					again = true
+				}
+			}
+			if again {
+				phi = s.evalPhi()
+			}
+		}
 		r := s.residual()
 		if cfg.trace != nil {
 			cfg.trace(-steps, s, r)
@@ -316,9 +333,12 @@ func (s *solver) lambdaSolve(m int) {
 		} else {
 			hi = lam
 		}
+		// Newton on log S(λ) − log ϑ: S is close to exponential in λ
+		// when the budget is far off, where Newton on S itself crawls;
+		// the bracket catches a step past the root.
 		next := math.NaN()
-		if dS < 0 {
-			next = lam - (S-th)/dS
+		if dS < 0 && S > 0 {
+			next = lam - math.Log(S/th)*S/dS
 		}
 		if !(next > lo && next < hi) {
 			if math.IsInf(hi, 1) {
@@ -327,7 +347,7 @@ func (s *solver) lambdaSolve(m int) {
 				next = 0.5 * (lo + hi)
 			}
 		}
-		if hi-lo <= 1e-14*hi {
+		if !math.IsInf(hi, 1) && hi-lo <= 1e-14*hi {
 			break
 		}
 		lam = next
