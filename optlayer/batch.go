@@ -2,7 +2,8 @@ package optlayer
 
 import (
 	"fmt"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // SolveBatch solves independent problems on up to workers goroutines
@@ -26,27 +27,14 @@ func SolveBatch(ps []*Problem, s *Settings, workers int) ([]*Result, error) {
 		ins[k], cfgs[k] = in, cfg
 	}
 	out := make([]*Result, len(ps))
-	if workers < 1 {
-		workers = 1
-	}
-	if workers > len(ps) {
-		workers = len(ps)
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				out[k] = solveInstance(ins[k], cfgs[k])
-			}
-		}()
-	}
+	var g errgroup.Group
+	g.SetLimit(max(1, workers))
 	for k := range ps {
-		next <- k
+		g.Go(func() error {
+			out[k] = solveInstance(ins[k], cfgs[k]) // by index: no ordering dependence
+			return nil
+		})
 	}
-	close(next)
-	wg.Wait()
+	g.Wait() // the solves return no errors: validation happened above
 	return out, nil
 }

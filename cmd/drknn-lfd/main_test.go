@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand"
@@ -72,7 +73,7 @@ type out struct {
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var so, se bytes.Buffer
-	code := run(args, &so, &se)
+	code := report(run(context.Background(), args, &so, &se), &se)
 	return code, so.String(), se.String()
 }
 
@@ -458,5 +459,42 @@ print(json.dumps(float(p.max(0).sum())))
 			t.Fatalf("NumPy Σ max P = %v, printed objective %v", obj, o.Objective)
 		}
 		os.Remove(ppath)
+	}
+}
+
+// An answer whose gap misses -tol (here: -max-iter 1) must not pass as a
+// success: exit 3, the gap on stderr, nothing written — unless
+// -allow-uncertified, which writes it and reports status iteration_limit.
+func TestUncertified(t *testing.T) {
+	dir := t.TempDir()
+	const n, m = 24, 3
+	x, y := problem1D(t, 1, n, m)
+	cpath := writeF(t, filepath.Join(dir, "c.npy"), costs1D(x), n, n)
+	ypath := writeI(t, filepath.Join(dir, "y.npy"), y)
+	ppath := filepath.Join(dir, "p.npy")
+	args := []string{"-cost", cpath, "-labels", ypath, "-theta", "0.1", "-max-iter", "1", "-out", ppath}
+	code, so, se := runCmd(t, args...)
+	if code != 3 || so != "" {
+		t.Fatalf("exit %d, stdout %q; want 3 and nothing", code, so)
+	}
+	if !strings.HasPrefix(se, "drknn-lfd: ") || strings.Count(se, "\n") != 1 || !strings.Contains(se, "relative gap") {
+		t.Fatalf("stderr %q: want one line with the gap", se)
+	}
+	if _, err := os.Stat(ppath); !os.IsNotExist(err) {
+		t.Fatal("P written for an uncertified answer")
+	}
+	code, so, se = runCmd(t, append(args, "-allow-uncertified")...)
+	if code != 0 {
+		t.Fatalf("-allow-uncertified: exit %d: %s", code, se)
+	}
+	var o out
+	if err := json.Unmarshal([]byte(so), &o); err != nil {
+		t.Fatal(err)
+	}
+	if o.Status != "iteration_limit" || o.RelGap <= optlayer.DefaultTol {
+		t.Fatalf("summary %+v: want status iteration_limit with rel_gap > tol", o)
+	}
+	if _, err := os.Stat(ppath); err != nil {
+		t.Fatal(err)
 	}
 }

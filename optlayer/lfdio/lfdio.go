@@ -1,0 +1,282 @@
+// Package lfdio solves one least-favourable-distribution problem from NumPy
+// files: the work behind the drknn-lfd command, as a library call.
+//
+// Run reads the costs (or features and a metric), the labels and an optional
+// upstream gradient, solves with optlayer.Solve, checks the certificate,
+// differentiates when asked and writes P* (and the gradient) atomically.
+// Every error that comes from the request or its files wraps ErrInput; an
+// answer whose relative gap misses the tolerance wraps ErrUncertified and
+// writes nothing unless Request.AllowUncertified is set.
+package lfdio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drknn/drknn/internal/npy"
+	"github.com/drknn/drknn/optlayer"
+)
+
+// ErrInput is wrapped by every error about the request or its input files
+// (the command exits 2 on it).
+var ErrInput = errors.New("invalid input")
+
+// ErrUncertified is wrapped when the solve stopped before its certified
+// relative gap reached the tolerance (the iteration cap was hit).
+var ErrUncertified = errors.New("answer not certified")
+
+// Request is one solve. Exactly one of CostPath and FeaturesPath is set.
+type Request struct {
+	CostPath     string    // n×n costs (.npy, float64 or float32), or ""
+	FeaturesPath string    // n×d features (.npy); costs from Metric
+	Metric       string    // "" or "euclidean" (default), "sqeuclidean"; only with FeaturesPath
+	LabelsPath   string    // labels 0…M−1 (.npy, int64 or int32)
+	Theta        []float64 // one radius, or one per class
+	Epsilon      float64   // ε of the regularised map and of the gradient (> 0, e.g. optlayer.DefaultEpsilon)
+	Tol          float64   // target certified relative gap (> 0, e.g. optlayer.DefaultTol)
+	MaxIter      int       // cap on sweeps + Newton steps (0: optlayer's default)
+	OutPath      string    // where P* goes (.npy, float64 M×n)
+	GradPPath    string    // upstream ∂L/∂P (.npy, float64 M×n), or ""
+	GradOutPath  string    // where ∂L/∂C (n×n) or ∂L/∂X (n×d) goes; with GradPPath
+
+	// AllowUncertified writes the outputs of a solve whose gap missed Tol
+	// (P is still feasible and the bounds valid) instead of failing.
+	AllowUncertified bool
+}
+
+// Summary is what a run reports (the command prints it as JSON).
+type Summary struct {
+	Objective  float64 `json:"objective"`
+	LowerBound float64 `json:"lower_bound"`
+	Gap        float64 `json:"gap"`
+	RelGap     float64 `json:"rel_gap"`
+	Iterations int     `json:"iterations"`
+	Seconds    float64 `json:"seconds"`
+	Status     string  `json:"status"`
+}
+
+func inputf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInput}, args...)...)
+}
+
+// ParseTheta parses "0.1" or "0.1,0.2,…" (finite, ≥ 0).
+func ParseTheta(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, inputf("-theta is required (one radius, or one per class separated by commas)")
+	}
+	parts := strings.Split(s, ",")
+	out := make([]float64, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil {
+			return nil, inputf("-theta %q: value %d %q is not a number", s, i+1, p)
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return nil, inputf("-theta %q: value %d = %v, want finite and ≥ 0", s, i+1, v)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// check validates the request itself; nothing is read before it passes.
+func (r *Request) check() (optlayer.Metric, error) {
+	switch {
+	case r.CostPath != "" && r.FeaturesPath != "":
+		return 0, inputf("give exactly one of -cost and -features, not both")
+	case r.CostPath == "" && r.FeaturesPath == "":
+		return 0, inputf("give exactly one of -cost and -features")
+	case r.LabelsPath == "":
+		return 0, inputf("-labels is required")
+	case r.OutPath == "":
+		return 0, inputf("-out is required")
+	case r.GradOutPath != "" && r.GradPPath == "":
+		return 0, inputf("-grad-out needs -grad-p (the upstream gradient ∂L/∂P)")
+	case r.GradPPath != "" && r.GradOutPath == "":
+		return 0, inputf("-grad-p needs -grad-out (where to write the gradient)")
+	case r.Metric != "" && r.CostPath != "":
+		return 0, inputf("-metric applies only with -features")
+	case len(r.Theta) == 0:
+		return 0, inputf("-theta is required (one radius, or one per class separated by commas)")
+	case !(r.Epsilon > 0) || math.IsInf(r.Epsilon, 0):
+		return 0, inputf("-eps %v: want a finite value > 0", r.Epsilon)
+	case !(r.Tol > 0) || math.IsInf(r.Tol, 0):
+		return 0, inputf("-tol %v: want a finite value > 0", r.Tol)
+	case r.MaxIter < 0:
+		return 0, inputf("-max-iter %d: want ≥ 0", r.MaxIter)
+	}
+	if err := distinctOutputs(r.OutPath, r.GradOutPath, r.CostPath, r.FeaturesPath, r.LabelsPath, r.GradPPath); err != nil {
+		return 0, err
+	}
+	switch strings.ToLower(r.Metric) {
+	case "", "euclidean":
+		return optlayer.Euclidean, nil
+	case "sqeuclidean":
+		return optlayer.SqEuclidean, nil
+	}
+	return 0, inputf("-metric %q: want euclidean or sqeuclidean", r.Metric)
+}
+
+// load reads and checks every input file.
+func (r *Request) load(metric optlayer.Metric) (*optlayer.Problem, []float64, error) {
+	raw, err := npy.ReadInt64(r.LabelsPath)
+	if err != nil {
+		return nil, nil, inputf("-labels: %w", err)
+	}
+	n := len(raw)
+	if n == 0 {
+		return nil, nil, inputf("-labels %s: no labels", r.LabelsPath)
+	}
+	labels := make([]int, n)
+	m := 0
+	for i, v := range raw {
+		if v < 0 || v >= int64(n) {
+			return nil, nil, inputf("-labels %s: label[%d] = %d, want 0…M−1 with M ≤ n = %d", r.LabelsPath, i, v, n)
+		}
+		labels[i] = int(v)
+		m = max(m, int(v)+1)
+	}
+	prob := &optlayer.Problem{N: n, Labels: labels, Theta: r.Theta, Metric: metric}
+	if r.CostPath != "" {
+		c, rows, cols, err := npy.ReadMatrix(r.CostPath, true)
+		if err != nil {
+			return nil, nil, inputf("-cost: %w", err)
+		}
+		if rows != n || cols != n {
+			return nil, nil, inputf("-cost %s: shape %d×%d, want n×n = %d×%d (n from -labels)", r.CostPath, rows, cols, n, n)
+		}
+		prob.Cost = c
+	} else {
+		x, rows, cols, err := npy.ReadMatrix(r.FeaturesPath, true)
+		if err != nil {
+			return nil, nil, inputf("-features: %w", err)
+		}
+		if rows != n {
+			return nil, nil, inputf("-features %s: %d rows, want n = %d (n from -labels)", r.FeaturesPath, rows, n)
+		}
+		if cols < 1 {
+			return nil, nil, inputf("-features %s: %d columns, want ≥ 1", r.FeaturesPath, cols)
+		}
+		prob.Features, prob.Dim = x, cols
+	}
+	if len(r.Theta) != 1 && len(r.Theta) != m {
+		return nil, nil, inputf("-theta: %d values, want 1 or M = %d (one per class)", len(r.Theta), m)
+	}
+	if err := prob.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if r.GradPPath == "" {
+		return prob, nil, nil
+	}
+	g, rows, cols, err := npy.ReadMatrix(r.GradPPath, true)
+	if err != nil {
+		return nil, nil, inputf("-grad-p: %w", err)
+	}
+	if rows != m || cols != n {
+		return nil, nil, inputf("-grad-p %s: shape %d×%d, want M×n = %d×%d", r.GradPPath, rows, cols, m, n)
+	}
+	return prob, g, nil
+}
+
+// Run performs the request: read, solve, certify, differentiate, write.
+// Outputs are written only when everything succeeded (to a temporary name,
+// then renamed). The context is checked between the phases.
+func Run(ctx context.Context, r Request) (*Summary, error) {
+	metric, err := r.check()
+	if err != nil {
+		return nil, err
+	}
+	prob, gradP, err := r.load(metric)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, err := optlayer.Solve(prob, &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter})
+	if err != nil {
+		return nil, fmt.Errorf("solve: %w", err)
+	}
+	sum := &Summary{Objective: res.Objective, LowerBound: res.LowerBound, Gap: res.Gap, RelGap: res.RelGap,
+		Iterations: res.Iterations, Status: "optimal"}
+	if res.Status != optlayer.Optimal {
+		sum.Status = "iteration_limit"
+		if !r.AllowUncertified {
+			return nil, fmt.Errorf("%w: relative gap %.3g > tol %.3g after %d iterations (objective %.10g, lower bound %.10g); nothing written; raise -max-iter or pass -allow-uncertified",
+				ErrUncertified, res.RelGap, r.Tol, res.Iterations, res.Objective, res.LowerBound)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var grad []float64
+	gradCols := prob.N
+	if gradP != nil {
+		if grad, err = res.VJP(gradP); err != nil {
+			return nil, fmt.Errorf("gradient: %w", err)
+		}
+		if prob.Features != nil {
+			if grad, err = res.FeatureGrad(grad); err != nil {
+				return nil, fmt.Errorf("feature gradient: %w", err)
+			}
+			gradCols = prob.Dim
+		}
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	if !finite(res.P) {
+		return nil, errors.New("solve: the solution has a non-finite entry (no output written)")
+	}
+	if !finite(grad) {
+		return nil, errors.New("gradient: non-finite entry (no output written)")
+	}
+	if err := npy.WriteFloat64(r.OutPath, res.P, res.M, res.N); err != nil {
+		return nil, fmt.Errorf("-out: %w", err)
+	}
+	if grad != nil {
+		if err := npy.WriteFloat64(r.GradOutPath, grad, prob.N, gradCols); err != nil {
+			return nil, fmt.Errorf("-grad-out: %w", err)
+		}
+	}
+	return sum, nil
+}
+
+func finite(xs []float64) bool {
+	for _, v := range xs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// distinctOutputs rejects an output path that equals another output or an
+// input: writing it would destroy data the run reads or writes.
+func distinctOutputs(out, gradOut string, inputs ...string) error {
+	clean := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return filepath.Clean(p)
+	}
+	if gradOut != "" && clean(out) == clean(gradOut) {
+		return inputf("-out and -grad-out are the same file %s", out)
+	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		for _, o := range []string{out, gradOut} {
+			if o != "" && clean(o) == clean(in) {
+				return inputf("output %s is also an input; choose another name", o)
+			}
+		}
+	}
+	return nil
+}
