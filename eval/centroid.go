@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"math"
+
+	"gonum.org/v1/gonum/floats"
 )
 
 // NearestCentroid classifies a query by the nearest class mean (Euclidean
@@ -40,23 +42,9 @@ func (c *NearestCentroid) Fit(x []float64, n, d int, y []int, m int) error {
 	if err := checkTrain(x, n, d, y, m); err != nil {
 		return err
 	}
-	mu := make([]float64, m*d)
-	count := make([]int, m)
-	for i, cl := range y {
-		count[cl]++
-		row := mu[cl*d : (cl+1)*d]
-		for k, v := range x[i*d : (i+1)*d] {
-			row[k] += v
-		}
-	}
-	for cl, k := range count {
-		if k == 0 {
-			return fmt.Errorf("eval: nearest centroid: class %d has no training point", cl)
-		}
-		row := mu[cl*d : (cl+1)*d]
-		for j := range row {
-			row[j] /= float64(k)
-		}
+	mu, _, empty := classMeans(x, y, d, m)
+	if empty >= 0 {
+		return fmt.Errorf("eval: nearest centroid: class %d has no training point", empty)
 	}
 	var within float64
 	for i, cl := range y {
@@ -148,4 +136,30 @@ func (c *NearestCentroid) Predict(q []float64, nq int) ([]int, error) {
 		dist[i] = -v
 	}
 	return predictFromVotes(dist, nq, c.m, nil), nil
+}
+
+// classMeans returns the m×d means of the rows of x (d values each) by
+// label, the class sizes, and the lowest class without a row (−1 if none;
+// its mean is left 0).
+func classMeans(x []float64, y []int, d, m int) (mu []float64, count []int, empty int) {
+	mu = make([]float64, m*d)
+	count = make([]int, m)
+	for i, cl := range y {
+		count[cl]++
+		floats.Add(mu[cl*d:(cl+1)*d], x[i*d:(i+1)*d])
+	}
+	empty = -1
+	for cl, k := range count {
+		if k == 0 {
+			if empty < 0 {
+				empty = cl
+			}
+			continue
+		}
+		row := mu[cl*d : (cl+1)*d]
+		for j := range row {
+			row[j] /= float64(k)
+		}
+	}
+	return mu, count, empty
 }

@@ -250,6 +250,18 @@ func normaliseVotes(votes []float64, counts []int, nq, m, k int) []float64 {
 	return votes
 }
 
+// argmaxOf returns a function that turns the result of a Votes call — rows
+// of m votes and an error — into each row's argmax (ties to the lowest
+// index), passing an error through: return argmaxOf(m)(c.Votes(q, nq)).
+func argmaxOf(m int) func([]float64, error) ([]int, error) {
+	return func(v []float64, err error) ([]int, error) {
+		if err != nil {
+			return nil, err
+		}
+		return predictFromVotes(v, len(v)/m, m, nil), nil
+	}
+}
+
 // predictFromVotes turns an nq×m vote matrix into labels with argmax.
 func predictFromVotes(votes []float64, nq, m int, counts []int) []int {
 	pred := make([]int, nq)

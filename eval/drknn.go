@@ -28,11 +28,12 @@ type DrKNN struct {
 
 	base knnBase
 	p    []float64
+	keep []int // the training points that vote; nil means all
 }
 
 // Fit stores the training set after checking it, K and P.
 func (c *DrKNN) Fit(x []float64, n, d int, y []int, m int) error {
-	c.base = knnBase{}
+	c.base, c.keep = knnBase{}, nil
 	if err := checkK(c.K, n); err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func (c *DrKNN) Fit(x []float64, n, d int, y []int, m int) error {
 
 func (c *DrKNN) votes(q []float64, nq int) ([]float64, []int, error) {
 	n := c.base.n
-	return c.base.weightedVotes(c.Metric, c.K, c.Workers, nil,
+	return c.base.weightedVotes(c.Metric, c.K, c.Workers, c.keep,
 		func(m, i int) float64 { return c.p[m*n+i] }, q, nq)
 }
 
@@ -159,7 +160,6 @@ type TruncatedDrKNN struct {
 	Norm   EntropyNorm // default NormMinMax (Appendix B)
 	Strict bool        // no per-class floor: a class below it is an error
 
-	keep  []int
 	byTau int
 }
 
@@ -251,9 +251,11 @@ func entropyScale(h []float64, valid []bool, m int, norm EntropyNorm) (lo, sprea
 
 // Fit checks the inputs, selects the kept points and stores the training
 // set.
+//
+// Votes, Proba and Predict are DrKNN's over the kept points.
 func (c *TruncatedDrKNN) Fit(x []float64, n, d int, y []int, m int) error {
-	c.keep, c.byTau = nil, 0
-	c.base = knnBase{}
+	c.byTau = 0
+	c.base, c.keep = knnBase{}, nil
 	if math.IsNaN(c.Tau) || c.Tau < 0 || c.Tau > 1 {
 		return fmt.Errorf("eval: truncation level τ = %v, want 0 ≤ τ ≤ 1", c.Tau)
 	}
@@ -361,36 +363,6 @@ func (c *TruncatedDrKNN) Kept() (idx []int, k int) {
 // the points the per-class floor added).
 func (c *TruncatedDrKNN) Truncation() (n, byTau, kept int) {
 	return c.base.n, c.byTau, len(c.keep)
-}
-
-func (c *TruncatedDrKNN) votes(q []float64, nq int) ([]float64, []int, error) {
-	if c.keep == nil {
-		return nil, nil, ErrNotFitted
-	}
-	n := c.base.n
-	return c.base.weightedVotes(c.Metric, c.K, c.Workers, c.keep,
-		func(m, i int) float64 { return c.p[m*n+i] }, q, nq)
-}
-
-// Votes returns p̃(ξ) over the kept points for each query.
-func (c *TruncatedDrKNN) Votes(q []float64, nq int) ([]float64, error) {
-	v, _, err := c.votes(q, nq)
-	return v, err
-}
-
-// Proba returns the normalised vote over the kept points, with the same
-// formula and fall-back as DrKNN.Proba.
-func (c *TruncatedDrKNN) Proba(q []float64, nq int) ([]float64, error) {
-	v, counts, err := c.votes(q, nq)
-	if err != nil {
-		return nil, err
-	}
-	return normaliseVotes(v, counts, nq, c.base.m, c.K), nil
-}
-
-// Predict returns argmax_m p̃_m(ξ) over the kept points under c.Tie.
-func (c *TruncatedDrKNN) Predict(q []float64, nq int) ([]int, error) {
-	return predictWithTie(c.votes, q, nq, c.base.m, c.Tie)
 }
 
 // predictWithTie computes the votes and takes their argmax under tie: the

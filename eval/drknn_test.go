@@ -2,8 +2,11 @@ package eval
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -207,7 +210,7 @@ func TestNormalisedEntropy(t *testing.T) {
 	// Min–max differs from log M when H_min > 0: columns (½,½), (¾,¼),
 	// (¼,¾) have H = log 2, H(¾,¼), H(¾,¼) → min–max 1, 0, 0.
 	h, _ = NormalisedEntropy(tieP, 2, 6, NormMinMax)
-	if want := []float64{1, 0, 0, 0, 0, 0}; !equalFloats(h, want) {
+	if want := []float64{1, 0, 0, 0, 0, 0}; !slices.Equal(h, want) {
 		t.Fatalf("min-max on tieP: %v, want %v", h, want)
 	}
 	h, _ = NormalisedEntropy(tieP, 2, 6, NormLogM)
@@ -236,30 +239,6 @@ func TestNormalisedEntropy(t *testing.T) {
 	}
 }
 
-func equalFloats(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // tieP is a 2-class LFD over six points (labels 0, 0, 0, 1, 1, 1) whose
 // normalised columns are (½,½), (¾,¼), (¾,¼), (¼,¾), (¼,¾) and none: points
 // 1–4 have the same entropy. Every mass is dyadic, so the columns
@@ -281,7 +260,7 @@ func fitTruncated(t *testing.T, c *TruncatedDrKNN, x []float64, y []int, m int, 
 	}
 	keep, k := c.Kept()
 	n, byTau, kept := c.Truncation()
-	if !equalInts(keep, wantKeep) || k != c.K || byTau != wantByTau || kept != len(wantKeep) || n != len(y) {
+	if !slices.Equal(keep, wantKeep) || k != c.K || byTau != wantByTau || kept != len(wantKeep) || n != len(y) {
 		t.Fatalf("τ=%v K=%d %v: kept %v (k=%d), %d by τ of n=%d; want %v, %d by τ", c.Tau, c.K, c.Norm, keep, k, byTau, n, wantKeep, wantByTau)
 	}
 }
@@ -590,24 +569,7 @@ func TestTruncatedProperties(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for j := 0; j < 30; j++ {
-			idx := append([]int(nil), keep...)
-			dist := func(i int) float64 { return sqDist(q[j*d:(j+1)*d], x[i*d:(i+1)*d]) }
-			for a := 1; a < len(idx); a++ {
-				for b := a; b > 0 && (dist(idx[b]) < dist(idx[b-1]) || dist(idx[b]) == dist(idx[b-1]) && idx[b] < idx[b-1]); b-- {
-					idx[b], idx[b-1] = idx[b-1], idx[b]
-				}
-			}
-			for cl := 0; cl < m; cl++ {
-				s := 0.0
-				for _, i := range idx[:k] {
-					s += p[cl*n+i]
-				}
-				if !near(v[j*m+cl], s/float64(k), 1e-15) {
-					t.Fatalf("trial %d query %d class %d: vote %v, want %v", trial, j, cl, v[j*m+cl], s/float64(k))
-				}
-			}
-		}
+		checkBruteForce(t, fmt.Sprintf("trial %d", trial), v, Euclidean{}, x, d, keep, p, n, m, k, q, 30)
 	}
 }
 
@@ -731,26 +693,30 @@ func TestDrKNNMatchesBruteForce(t *testing.T) {
 			t.Fatal(err)
 		}
 		v, _ := c.Votes(q, nq)
-		for j := 0; j < nq; j++ {
-			idx := make([]int, n)
-			for i := range idx {
-				idx[i] = i
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		checkBruteForce(t, fmt.Sprintf("%T", metric), v, metric, x, d, all, p, n, m, k, q, nq)
+	}
+}
+
+// checkBruteForce compares Dr.k-NN votes v (nq×m) with a direct
+// computation: sort the candidate points by (distance, index), average the
+// P columns of the first k.
+func checkBruteForce(t *testing.T, name string, v []float64, metric Metric, x []float64, d int, cand []int, p []float64, n, m, k int, q []float64, nq int) {
+	t.Helper()
+	for j := 0; j < nq; j++ {
+		idx := append([]int(nil), cand...)
+		dist := func(i int) float64 { return metric.Distance(q[j*d:(j+1)*d], x[i*d:(i+1)*d]) }
+		sort.SliceStable(idx, func(a, b int) bool { return dist(idx[a]) < dist(idx[b]) })
+		for cl := 0; cl < m; cl++ {
+			s := 0.0
+			for _, i := range idx[:k] {
+				s += p[cl*n+i]
 			}
-			dist := func(i int) float64 { return metric.Distance(q[j*d:(j+1)*d], x[i*d:(i+1)*d]) }
-			// insertion sort by (distance, index)
-			for a := 1; a < n; a++ {
-				for b := a; b > 0 && (dist(idx[b]) < dist(idx[b-1]) || dist(idx[b]) == dist(idx[b-1]) && idx[b] < idx[b-1]); b-- {
-					idx[b], idx[b-1] = idx[b-1], idx[b]
-				}
-			}
-			for cl := 0; cl < m; cl++ {
-				s := 0.0
-				for _, i := range idx[:k] {
-					s += p[cl*n+i]
-				}
-				if !near(v[j*m+cl], s/float64(k), 1e-15) {
-					t.Fatalf("%T query %d class %d: %v, want %v", metric, j, cl, v[j*m+cl], s/float64(k))
-				}
+			if !near(v[j*m+cl], s/float64(k), 1e-15) {
+				t.Fatalf("%s: query %d class %d: vote %v, want %v", name, j, cl, v[j*m+cl], s/float64(k))
 			}
 		}
 	}

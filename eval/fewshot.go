@@ -93,25 +93,21 @@ func DefaultFewShotSettings() FewShotSettings {
 }
 
 func (s FewShotSettings) withDefaults() FewShotSettings {
-	if s.LR == 0 {
-		s.LR = DefaultFewShotLR
-	}
-	if s.Episodes == 0 {
-		s.Episodes = DefaultFewShotEpisodes
-	}
-	if s.Lambda == 0 {
-		s.Lambda = DefaultRidgeLambda
-	}
-	if s.MatchingScale == 0 {
-		s.MatchingScale = DefaultMatchingScale
-	}
-	if s.SVMC == 0 {
-		s.SVMC = DefaultSVMC
-	}
-	if s.SVMEps == 0 {
-		s.SVMEps = DefaultSVMEps
-	}
+	orDefault(&s.LR, DefaultFewShotLR)
+	orDefault(&s.Episodes, DefaultFewShotEpisodes)
+	orDefault(&s.Lambda, DefaultRidgeLambda)
+	orDefault(&s.MatchingScale, DefaultMatchingScale)
+	orDefault(&s.SVMC, DefaultSVMC)
+	orDefault(&s.SVMEps, DefaultSVMEps)
 	return s
+}
+
+// orDefault sets *v to def when it is the zero value.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }
 
 func (s FewShotSettings) validate() error {
@@ -482,23 +478,11 @@ func (f *FewShot) Proba(q []float32, nq int) ([]float64, error) { return f.Votes
 // Predict returns the most probable class of each query (ties to the
 // lowest class index).
 func (f *FewShot) Predict(q []float32, nq int) ([]int, error) {
-	votes, err := f.Votes(q, nq)
-	if err != nil {
-		return nil, err
-	}
-	return predictFromVotes(votes, nq, f.m, nil), nil
+	return argmaxOf(f.m)(f.Votes(q, nq))
 }
 
 // EvaluateFewShot fits f on the training samples and returns its accuracy
 // on the nq queries q with labels yq, with the predictions.
 func EvaluateFewShot(f *FewShot, x []float32, shape []int, y []int, m int, q []float32, nq int, yq []int) (float64, []int, error) {
-	if err := f.Fit(x, shape, y, m); err != nil {
-		return 0, nil, err
-	}
-	pred, err := f.Predict(q, nq)
-	if err != nil {
-		return 0, nil, err
-	}
-	acc, err := Accuracy(pred, yq)
-	return acc, pred, err
+	return evaluate(func() error { return f.Fit(x, shape, y, m) }, func() ([]int, error) { return f.Predict(q, nq) }, yq)
 }

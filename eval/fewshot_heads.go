@@ -27,23 +27,9 @@ type protoHead struct{}
 
 func (protoHead) apply(s []float64, ys []int, q []float64, d, m int) ([]float64, headBackward, error) {
 	ns, nq := len(ys), len(q)/d
-	proto := make([]float64, m*d)
-	count := make([]float64, m)
-	for i, c := range ys {
-		count[c]++
-		row := proto[c*d : (c+1)*d]
-		for k, v := range s[i*d : (i+1)*d] {
-			row[k] += v
-		}
-	}
-	for c := 0; c < m; c++ {
-		if count[c] == 0 {
-			return nil, nil, fmt.Errorf("eval: proto_net: class %d has no support sample", c)
-		}
-		row := proto[c*d : (c+1)*d]
-		for k := range row {
-			row[k] /= count[c]
-		}
+	proto, count, empty := classMeans(s, ys, d, m)
+	if empty >= 0 {
+		return nil, nil, fmt.Errorf("eval: proto_net: class %d has no support sample", empty)
 	}
 	z := make([]float64, nq*m)
 	for j := 0; j < nq; j++ {
@@ -80,7 +66,7 @@ func (protoHead) apply(s []float64, ys []int, q []float64, d, m int) ([]float64,
 		for i, c := range ys {
 			dsi, dpc := ds[i*d:(i+1)*d], dproto[c*d:(c+1)*d]
 			for k, v := range dpc {
-				dsi[k] = v / count[c]
+				dsi[k] = v / float64(count[c])
 			}
 		}
 		return ds, dq, 0, nil

@@ -6,7 +6,6 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
-	"github.com/drknn/drknn/internal/datadir"
 	"github.com/drknn/drknn/model"
 )
 
@@ -18,14 +17,7 @@ import (
 // comparison (training on 10 samples barely moves it). It fails (never
 // skips) without the data.
 func TestFewShotOnMNIST(t *testing.T) {
-	dir, err := datadir.Require("mnist")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := datasets.Load("mnist", dir, datasets.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := loadMNIST(t)
 	eps, err := datasets.NewEpisodes(ds, datasets.EpisodeSettings{Ways: 2, Shots: 5, Queries: 1000, Seed: 1}, 3)
 	if err != nil {
 		t.Fatal(err)

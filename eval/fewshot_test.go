@@ -773,18 +773,7 @@ func TestSVMSweepBudgetFallback(t *testing.T) {
 		}
 		kt[i*ns+i] += 0.1
 	}
-	dual := func(a []float64) float64 {
-		var v float64
-		for i := 0; i < ns; i++ {
-			v += a[i*m+ys[i]]
-			for j := 0; j < ns; j++ {
-				for c := 0; c < m; c++ {
-					v -= 0.5 * kt[i*ns+j] * a[i*m+c] * a[j*m+c]
-				}
-			}
-		}
-		return v
-	}
+	dual := func(a []float64) float64 { return svmDual(kt, a, ys, m) }
 	opt, err := solveSVM(kt, ys, m, C)
 	if err != nil {
 		t.Fatal(err)

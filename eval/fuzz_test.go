@@ -40,6 +40,25 @@ func (r *fuzzReader) byte() byte {
 	return b
 }
 
+// distribution fills v with the next bytes and, when normalise is set,
+// divides them by their sum (uniform if that is 0).
+func (r *fuzzReader) distribution(v []float64, normalise bool) {
+	s := 0.0
+	for i := range v {
+		v[i] = float64(r.byte())
+		s += v[i]
+	}
+	for i := range v {
+		switch {
+		case !normalise:
+		case s > 0:
+			v[i] /= s
+		default:
+			v[i] = 1 / float64(len(v))
+		}
+	}
+}
+
 // FuzzClassifiers builds every method from arbitrary sizes, k, τ, labels,
 // points (NaN, ±Inf and extremes included), queries and P (sometimes
 // malformed: wrong length, negative or non-finite masses, rows not summing
@@ -76,18 +95,7 @@ func FuzzClassifiers(f *testing.F) {
 		}
 		p := make([]float64, m*n)
 		for c := 0; c < m; c++ {
-			s := 0.0
-			for i := 0; i < n; i++ {
-				p[c*n+i] = float64(r.byte())
-				s += p[c*n+i]
-			}
-			for i := 0; i < n; i++ {
-				if s > 0 {
-					p[c*n+i] /= s
-				} else {
-					p[c*n+i] = 1 / float64(n)
-				}
-			}
+			r.distribution(p[c*n:(c+1)*n], true)
 		}
 		switch pMode {
 		case 1:
@@ -160,16 +168,7 @@ func FuzzMetrics(f *testing.F) {
 		bins := int(r.byte()%20) - 2
 		proba := make([]float64, nq*m)
 		for j := 0; j < nq; j++ {
-			s := 0.0
-			for c := 0; c < m; c++ {
-				proba[j*m+c] = float64(r.byte())
-				s += proba[j*m+c]
-			}
-			if r.byte() != 9 && s > 0 {
-				for c := 0; c < m; c++ {
-					proba[j*m+c] /= s
-				}
-			}
+			r.distribution(proba[j*m:(j+1)*m], r.byte() != 9)
 		}
 		if r.byte() == 1 && len(proba) > 0 {
 			proba[0] = fuzzValue(r.byte())

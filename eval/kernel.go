@@ -192,11 +192,7 @@ func (c *KernelSmoothing) Proba(q []float64, nq int) ([]float64, error) { return
 
 // Predict returns argmax_m p̃_m(ξ) for each query, ties to the lowest index.
 func (c *KernelSmoothing) Predict(q []float64, nq int) ([]int, error) {
-	v, err := c.Votes(q, nq)
-	if err != nil {
-		return nil, err
-	}
-	return predictFromVotes(v, nq, c.base.m, nil), nil
+	return argmaxOf(c.base.m)(c.Votes(q, nq))
 }
 
 // PredictBandwidths predicts every query under each bandwidth in hs,

@@ -41,11 +41,7 @@ func (c *KNN) Proba(q []float64, nq int) ([]float64, error) { return c.Votes(q, 
 
 // Predict returns the majority label of each query's K nearest neighbours.
 func (c *KNN) Predict(q []float64, nq int) ([]int, error) {
-	v, err := c.Votes(q, nq)
-	if err != nil {
-		return nil, err
-	}
-	return predictFromVotes(v, nq, c.base.m, nil), nil
+	return argmaxOf(c.base.m)(c.Votes(q, nq))
 }
 
 // Projector learns a linear map from d to Dim() dimensions on a training
@@ -109,11 +105,7 @@ func (c *ProjectedKNN) Proba(q []float64, nq int) ([]float64, error) { return c.
 
 // Predict projects the queries and returns their k-NN labels.
 func (c *ProjectedKNN) Predict(q []float64, nq int) ([]int, error) {
-	v, err := c.Votes(q, nq)
-	if err != nil {
-		return nil, err
-	}
-	return predictFromVotes(v, nq, c.KNN.base.m, nil), nil
+	return argmaxOf(c.KNN.base.m)(c.Votes(q, nq))
 }
 
 // DefaultDim caps the default output dimension of PCA, SVD and NCA.

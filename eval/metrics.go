@@ -74,14 +74,20 @@ func Summarize(xs []float64) (Summary, error) {
 // Evaluate fits c on the training set, predicts the nq test rows q and
 // returns the accuracy against yq with the predictions.
 func Evaluate(c Classifier, x []float64, n, d int, y []int, m int, q []float64, nq int, yq []int) (float64, []int, error) {
-	if err := c.Fit(x, n, d, y, m); err != nil {
+	return evaluate(func() error { return c.Fit(x, n, d, y, m) }, func() ([]int, error) { return c.Predict(q, nq) }, yq)
+}
+
+// evaluate runs fit, then predict, and returns the accuracy against truth
+// with the predictions.
+func evaluate(fit func() error, predict func() ([]int, error), truth []int) (float64, []int, error) {
+	if err := fit(); err != nil {
 		return 0, nil, err
 	}
-	pred, err := c.Predict(q, nq)
+	pred, err := predict()
 	if err != nil {
 		return 0, nil, err
 	}
-	acc, err := Accuracy(pred, yq)
+	acc, err := Accuracy(pred, truth)
 	return acc, pred, err
 }
 

@@ -5,7 +5,6 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
-	"github.com/drknn/drknn/internal/datadir"
 )
 
 // TestBaselinesOnMNIST runs the pixel baselines of the paper's Table 1
@@ -14,24 +13,9 @@ import (
 // checks they behave as few-shot k-NN should: far above chance, below
 // perfect, and deterministic. It fails (never skips) without the data.
 func TestBaselinesOnMNIST(t *testing.T) {
-	dir, err := datadir.Require("mnist")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := datasets.ReadMNIST(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := loadMNIST(t)
 	d := ds.SampleSize()
-	rows := func(idx []int) []float64 {
-		out := make([]float64, 0, len(idx)*d)
-		for _, i := range idx {
-			for _, v := range ds.Sample(i) {
-				out = append(out, float64(v))
-			}
-		}
-		return out
-	}
+	rows := func(idx []int) []float64 { return pixelRows(ds, idx) }
 	for _, ways := range []int{2, 5} {
 		for _, method := range []string{eval.MethodEmbeddingKNN, eval.MethodPCAKNN, eval.MethodSVDKNN, eval.MethodNCAKNN} {
 			accs := make([]float64, 0, 10)

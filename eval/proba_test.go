@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -170,7 +171,7 @@ func TestNearestCentroid(t *testing.T) {
 		t.Fatal(err)
 	}
 	mu, s2 := c.Centroids()
-	if !equalFloats(mu, []float64{1, 11}) || s2 != 2 {
+	if !slices.Equal(mu, []float64{1, 11}) || s2 != 2 {
 		t.Fatalf("centroids %v σ² %v, want [1 11] 2", mu, s2)
 	}
 	// ξ = 5: distances² 16 and 36 → softmax(−4, −9).
@@ -184,7 +185,7 @@ func TestNearestCentroid(t *testing.T) {
 		t.Errorf("equidistant query: %v", p[2:])
 	}
 	pred, _ := c.Predict([]float64{5, 6, 6.1, -100}, 4)
-	if !equalInts(pred, []int{0, 0, 1, 0}) {
+	if !slices.Equal(pred, []int{0, 0, 1, 0}) {
 		t.Errorf("predictions %v, want [0 0 1 0]", pred)
 	}
 	// One point per class: σ² from the spread of the means, μ̄ = 2,
