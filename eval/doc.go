@@ -22,7 +22,8 @@
 //     not import the solver.
 //   - TruncatedDrKNN ("drknn_truncated"): the same vote restricted to the
 //     training points whose min–max normalised entropy over classes is ≥ τ
-//     (Appendix B), plus each class's min(k, n_m) highest-entropy points.
+//     (Appendix B); when that set leaves a class fewer than min(k, n_m)
+//     points the vote falls back to every point.
 //   - KernelSmoothing ("kernel_smoothing"): p̃_m(ξ) = Σ_i P*_m(ξⁱ) κ_h(ξ−ξⁱ)
 //     with a Gaussian kernel, in the log domain.
 //   - KNN ("embedding_knn"): vanilla majority vote.

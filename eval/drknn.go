@@ -112,9 +112,37 @@ func (e EntropyNorm) String() string {
 // H is far below it, and a real difference in masses far above.
 const entropyTol = 1e-12
 
-// ErrTooFewKept is returned by TruncatedDrKNN.Fit in Strict mode when the
-// τ-truncated set holds fewer than min(K, n_m) points of some class m.
+// ErrTooFewKept is returned by TruncatedDrKNN.Fit under GuardStrict when
+// the τ-truncated set holds fewer than min(K, n_m) points of some class m.
 var ErrTooFewKept = errors.New("eval: truncation keeps too few points of a class")
+
+// TruncGuard says what TruncatedDrKNN does when the τ-truncated set holds
+// fewer than min(K, n_m) points of some class m.
+type TruncGuard int
+
+const (
+	// GuardFallback votes over every training point (plain Dr.k-NN): the
+	// default.
+	GuardFallback TruncGuard = iota
+	// GuardFloor adds each short class's highest-entropy points (ties to
+	// the lower index, points without mass last) until it has
+	// min(K, n_m).
+	GuardFloor
+	// GuardStrict makes it an error (ErrTooFewKept).
+	GuardStrict
+)
+
+func (g TruncGuard) String() string {
+	switch g {
+	case GuardFallback:
+		return "fallback"
+	case GuardFloor:
+		return "floor"
+	case GuardStrict:
+		return "strict"
+	}
+	return fmt.Sprintf("TruncGuard(%d)", int(g))
+}
 
 // TruncatedDrKNN is the truncated Dr.k-NN of Appendix B: the Dr.k-NN vote
 // (eq. (4)) over a subset of the training points chosen by the entropy of
@@ -131,19 +159,21 @@ var ErrTooFewKept = errors.New("eval: truncation keeps too few points of a class
 // classes, vote, and the points deep inside a class, which carry nearly
 // one-hot masses, are dropped.
 //
-// Per-class floor. Ξ̃ alone can lose whole classes — on a 2-way 10-shot
-// episode with τ = 0.9 it often keeps one to three points, all of one
-// class, so every query gets the same vote and accuracy falls to chance.
-// Fit therefore also keeps, for every class m (by training label), its
-// min(K, n_m) points of highest entropy (ties to the lower index) when Ξ̃
-// holds fewer of them. Each class can then fill a whole neighbourhood of K
-// points by itself, so a query inside a class's region still finds that
-// class's points, and K ≤ #kept always holds. The floor adds at most
-// M·K points, so on large training sets — truncation's purpose, Appendix
-// B — the kept fraction is still set by τ; on a few-shot episode it keeps
-// about half the points. With Strict, a class below its floor is an error
-// (ErrTooFewKept) instead, and Fit keeps exactly Ξ̃ (K must not exceed
-// |Ξ̃|).
+// The guard. Ξ̃ alone can lose whole classes: on a 2-way 10-shot episode
+// with τ = 0.9 it often keeps one to three points, all of one class, so
+// every query gets the same vote and accuracy falls to chance. When Ξ̃
+// holds fewer than min(K, n_m) points of some class m (by training label) —
+// so that class could not fill a neighbourhood by itself — the default
+// guard, GuardFallback, votes over every training point instead: plain
+// Dr.k-NN, reported by Truncation. Then no class can vanish and K ≤ #kept
+// always holds. On few-shot episodes Ξ̃ almost always trips the guard, so
+// drknn_truncated equals drknn there; truncation acts on training sets
+// large enough for Ξ̃ to hold K points of every class, the setting
+// Appendix B extends Dr.k-NN to. The alternatives: GuardFloor keeps Ξ̃ and
+// adds each short class's min(K, n_m) highest-entropy points (it keeps
+// about half of a 10-shot episode, and lost 0.057 accuracy against
+// Dr.k-NN on validation MNIST 5-way 10-shot episodes, where the fall-back
+// loses nothing); GuardStrict makes it an error (ErrTooFewKept).
 //
 // Degenerate cases: a point with zero mass in every class has no
 // distribution; it is never in Ξ̃ (unless τ = 0) and ranks below every
@@ -151,16 +181,17 @@ var ErrTooFewKept = errors.New("eval: truncation keeps too few points of a class
 // one-hot (all certain) or every column uniform (all uncertain) — Ξ̃ is the
 // whole training set under NormMinMax, since no point is more informative
 // than another; under NormLogM the all-certain case keeps nothing by τ and
-// only the floor. Entropies are computed as a sum over the sorted π, so a
+// trips the guard. Entropies are computed as a sum over the sorted π, so a
 // permuted or rescaled column gives a bit-identical H, and the threshold is
 // compared with a tolerance of 1e-12 nats.
 type TruncatedDrKNN struct {
 	DrKNN
-	Tau    float64     // threshold in [0, 1]; the paper uses 0.9
-	Norm   EntropyNorm // default NormMinMax (Appendix B)
-	Strict bool        // no per-class floor: a class below it is an error
+	Tau   float64     // threshold in [0, 1]; the paper uses 0.9
+	Norm  EntropyNorm // default NormMinMax (Appendix B)
+	Guard TruncGuard  // default GuardFallback
 
-	byTau int
+	byTau    int
+	fellBack bool
 }
 
 // Entropy returns, for each of the n training points, the entropy H(i) (in
@@ -254,7 +285,7 @@ func entropyScale(h []float64, valid []bool, m int, norm EntropyNorm) (lo, sprea
 //
 // Votes, Proba and Predict are DrKNN's over the kept points.
 func (c *TruncatedDrKNN) Fit(x []float64, n, d int, y []int, m int) error {
-	c.byTau = 0
+	c.byTau, c.fellBack = 0, false
 	c.base, c.keep = knnBase{}, nil
 	if math.IsNaN(c.Tau) || c.Tau < 0 || c.Tau > 1 {
 		return fmt.Errorf("eval: truncation level τ = %v, want 0 ≤ τ ≤ 1", c.Tau)
@@ -265,18 +296,24 @@ func (c *TruncatedDrKNN) Fit(x []float64, n, d int, y []int, m int) error {
 	if err := c.DrKNN.Fit(x, n, d, y, m); err != nil {
 		return err
 	}
-	keep, byTau, err := truncate(c.p, y, m, n, c.K, c.Tau, c.Norm, c.Strict)
+	keep, byTau, err := truncate(c.p, y, m, n, c.K, c.Tau, c.Norm, c.Guard)
 	if err != nil {
 		c.base = knnBase{}
 		return err
 	}
-	c.keep, c.byTau = keep, byTau
+	c.byTau = byTau
+	if keep == nil {
+		c.fellBack = true
+		return nil // c.keep nil: every point votes
+	}
+	c.keep = keep
 	return nil
 }
 
-// truncate returns the kept training points in increasing order and how
-// many of them are in the τ-truncated set (see TruncatedDrKNN).
-func truncate(p []float64, y []int, m, n, k int, tau float64, norm EntropyNorm, strict bool) ([]int, int, error) {
+// truncate returns the kept training points in increasing order (nil when
+// GuardFallback falls back to all of them) and how many of them are in the
+// τ-truncated set (see TruncatedDrKNN).
+func truncate(p []float64, y []int, m, n, k int, tau float64, norm EntropyNorm, guard TruncGuard) ([]int, int, error) {
 	h, valid, err := Entropy(p, m, n)
 	if err != nil {
 		return nil, 0, err
@@ -301,7 +338,12 @@ func truncate(p []float64, y []int, m, n, k int, tau float64, norm EntropyNorm, 
 			byTau++
 		}
 	}
-	// Per-class floor: each class's min(k, n_m) points of highest entropy.
+	switch guard {
+	case GuardFallback, GuardFloor, GuardStrict:
+	default:
+		return nil, 0, fmt.Errorf("eval: unknown truncation guard %d", guard)
+	}
+	// The guard: each class needs min(k, n_m) kept points.
 	byClass := make([][]int, m)
 	for i, c := range y {
 		byClass[c] = append(byClass[c], i)
@@ -317,9 +359,12 @@ func truncate(p []float64, y []int, m, n, k int, tau float64, norm EntropyNorm, 
 		if have >= floor {
 			continue
 		}
-		if strict {
+		switch guard {
+		case GuardStrict:
 			return nil, 0, fmt.Errorf("%w: class %d keeps %d of its %d points at τ = %v (%s), want min(k, n_m) = %d",
 				ErrTooFewKept, c, have, len(idx), tau, norm, floor)
+		case GuardFallback:
+			return nil, byTau, nil
 		}
 		rank := append([]int(nil), idx...)
 		score := func(i int) float64 {
@@ -345,24 +390,40 @@ func truncate(p []float64, y []int, m, n, k int, tau float64, norm EntropyNorm, 
 			keep = append(keep, i)
 		}
 	}
-	if len(keep) < k {
-		// Only in strict mode: the floor guarantees Σ_m min(k, n_m) ≥ k.
-		return nil, 0, fmt.Errorf("%w: %d points kept at τ = %v (%s), fewer than k = %d", ErrTooFewKept, len(keep), tau, norm, k)
-	}
+	// Every class has min(k, n_m) points, so Σ_m min(k, n_m) ≥ min(k, n) = k
+	// points are kept.
 	return keep, byTau, nil
 }
 
 // Kept returns the indices of the training points the vote uses, in
-// increasing order, and the number of neighbours (always K).
+// increasing order (all of them after a fall-back), and the number of
+// neighbours (always K).
 func (c *TruncatedDrKNN) Kept() (idx []int, k int) {
+	if c.keep == nil {
+		idx = make([]int, c.base.n)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx, c.K
+	}
 	return append([]int(nil), c.keep...), c.K
 }
 
-// Truncation reports the last Fit's selection: the number of training
-// points, the size of the τ-truncated set Ξ̃, and the number kept (Ξ̃ plus
-// the points the per-class floor added).
-func (c *TruncatedDrKNN) Truncation() (n, byTau, kept int) {
-	return c.base.n, c.byTau, len(c.keep)
+// Truncation reports the last Fit's selection.
+type Truncation struct {
+	N        int  // training points
+	ByTau    int  // points in the τ-truncated set Ξ̃
+	Kept     int  // points that vote: Ξ̃ (plus the floor's), or N after a fall-back
+	FellBack bool // GuardFallback found a class short and votes over all N
+}
+
+// Truncation reports the last Fit's selection.
+func (c *TruncatedDrKNN) Truncation() Truncation {
+	t := Truncation{N: c.base.n, ByTau: c.byTau, Kept: len(c.keep), FellBack: c.fellBack}
+	if c.keep == nil {
+		t.Kept = c.base.n
+	}
+	return t
 }
 
 // predictWithTie computes the votes and takes their argmax under tie: the

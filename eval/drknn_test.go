@@ -252,31 +252,49 @@ var (
 	tieX = []float64{0, 1, 2, 3, 4, 5}
 )
 
-// fitTruncated fits a TruncatedDrKNN and checks the kept set.
-func fitTruncated(t *testing.T, c *TruncatedDrKNN, x []float64, y []int, m int, wantKeep []int, wantByTau int) {
+// fitTruncated fits a TruncatedDrKNN and checks the kept set, the size of
+// Ξ̃ and whether the guard fell back to every point.
+func fitTruncated(t *testing.T, c *TruncatedDrKNN, x []float64, y []int, m int, wantKeep []int, wantByTau int, wantFellBack bool) {
 	t.Helper()
 	if err := c.Fit(x, len(y), len(x)/len(y), y, m); err != nil {
 		t.Fatal(err)
 	}
 	keep, k := c.Kept()
-	n, byTau, kept := c.Truncation()
-	if !slices.Equal(keep, wantKeep) || k != c.K || byTau != wantByTau || kept != len(wantKeep) || n != len(y) {
-		t.Fatalf("τ=%v K=%d %v: kept %v (k=%d), %d by τ of n=%d; want %v, %d by τ", c.Tau, c.K, c.Norm, keep, k, byTau, n, wantKeep, wantByTau)
+	tr := c.Truncation()
+	if !slices.Equal(keep, wantKeep) || k != c.K || tr.ByTau != wantByTau || tr.Kept != len(wantKeep) || tr.N != len(y) || tr.FellBack != wantFellBack {
+		t.Fatalf("τ=%v K=%d %v %v: kept %v (k=%d), %+v; want %v, %d by τ, fell back %v",
+			c.Tau, c.K, c.Norm, c.Guard, keep, k, tr, wantKeep, wantByTau, wantFellBack)
 	}
 }
+
+var all6 = []int{0, 1, 2, 3, 4, 5}
 
 func TestTruncatedDrKNN(t *testing.T) {
 	// M = 3, truncP: normalised entropies 1, 0, 0.63, 0, 0, – (no mass);
 	// labels 2, 0, 0, 2, 1, 0. τ = 0.9 gives Ξ̃ = {0}, which has no point of
-	// class 0 or 1; the floor adds each one's highest-entropy point: 2
-	// (log 2) for class 0 (not 1, H = 0, nor 5, no mass), 4 for class 1.
+	// class 0 or 1.
 	x := []float64{0, 1, 2, 3, 4, 5}
 	y := []int{2, 0, 0, 2, 1, 0}
+	q := []float64{-1, 0.5, 1.4, 1.6, 2.5, 3.5, 4.6, 6}
+	plain := func(k int) []float64 {
+		c := &DrKNN{K: k, P: truncP}
+		c.Fit(x, 6, 1, y, 3)
+		v, _ := c.Votes(q, len(q))
+		return v
+	}
+	// Default guard: classes 0 and 1 are short, so every point votes and
+	// the votes are plain Dr.k-NN's.
 	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: truncP}, Tau: 0.9}
-	fitTruncated(t, c, x, y, 3, []int{0, 2, 4}, 1)
+	fitTruncated(t, c, x, y, 3, all6, 1, true)
+	v, _ := c.Votes(q, len(q))
+	checkVotes(t, "fall-back", v, plain(1))
+	// GuardFloor adds each short class's highest-entropy point: 2 (log 2)
+	// for class 0 (not 1, H = 0, nor 5, no mass), 4 for class 1.
+	c.Guard = GuardFloor
+	fitTruncated(t, c, x, y, 3, []int{0, 2, 4}, 1, false)
 	// Query 5: nearest kept point 4, column (0, 0.4, 0).
-	v, _ := c.Votes([]float64{5, 1.9}, 2)
-	checkVotes(t, "τ=0.9 K=1", v, []float64{0, 0.4, 0, 0.2, 0.2, 0})
+	v, _ = c.Votes([]float64{5, 1.9}, 2)
+	checkVotes(t, "τ=0.9 K=1 floor", v, []float64{0, 0.4, 0, 0.2, 0.2, 0})
 	// Query 1.9: point 2, votes (0.2, 0.2, 0) tie; its label 0 decides.
 	if got := predictOne(t, c, 1.9); got != 0 {
 		t.Errorf("τ=0.9 K=1 predicts %d at 1.9, want 0", got)
@@ -287,75 +305,79 @@ func TestTruncatedDrKNN(t *testing.T) {
 	// K = 2: floors min(2, n_m) = 2, 1, 2: class 0 adds 2 then 1, class 1
 	// adds 4, class 2 adds 3 beside 0. Point 5 (no mass) is dropped.
 	c.K = 2
-	fitTruncated(t, c, x, y, 3, []int{0, 1, 2, 3, 4}, 1)
+	fitTruncated(t, c, x, y, 3, []int{0, 1, 2, 3, 4}, 1, false)
 	// Query 4.6: kept neighbours 4 (0.6) and 3 (1.6).
 	v, _ = c.Votes([]float64{4.6}, 1)
-	checkVotes(t, "τ=0.9 K=2", v, []float64{0, 0.2, 0.3})
+	checkVotes(t, "τ=0.9 K=2 floor", v, []float64{0, 0.2, 0.3})
 	// τ = 0.6 (min–max): Ξ̃ = {0, 2}; K = 1 needs one point of class 1.
 	c.Tau, c.K = 0.6, 1
-	fitTruncated(t, c, x, y, 3, []int{0, 2, 4}, 2)
-	// Strict: a class below its floor is an error, and the classifier is
-	// left unfitted.
-	c.Strict = true
+	fitTruncated(t, c, x, y, 3, []int{0, 2, 4}, 2, false)
+	c.Guard = GuardFallback
+	fitTruncated(t, c, x, y, 3, all6, 2, true)
+	// Strict: a short class is an error, and the classifier is left
+	// unfitted.
+	c.Guard = GuardStrict
 	if err := c.Fit(x, 6, 1, y, 3); !errors.Is(err, ErrTooFewKept) || !strings.Contains(err.Error(), "class 1") {
 		t.Errorf("strict with class 1 dropped: %v", err)
 	}
 	if _, err := c.Predict([]float64{1}, 1); !errors.Is(err, ErrNotFitted) {
 		t.Errorf("predict after a failed fit: %v", err)
 	}
-	// Strict passes when Ξ̃ covers every class's floor: τ = 0 keeps all.
+	// Strict passes when Ξ̃ covers every class: τ = 0 keeps all.
 	c.Tau = 0
-	fitTruncated(t, c, x, y, 3, []int{0, 1, 2, 3, 4, 5}, 6)
-	// τ outside [0, 1].
+	fitTruncated(t, c, x, y, 3, all6, 6, false)
+	// τ outside [0, 1], an unknown guard.
 	for _, tau := range []float64{-0.1, 1.5, math.NaN()} {
 		c.Tau = tau
 		if err := c.Fit(x, 6, 1, y, 3); err == nil {
 			t.Errorf("τ = %v accepted", tau)
 		}
 	}
+	c.Tau, c.Guard = 0.5, TruncGuard(7)
+	if err := c.Fit(x, 6, 1, y, 3); err == nil {
+		t.Error("unknown guard accepted")
+	}
 	// τ = 0 keeps everything and equals plain Dr.k-NN.
-	q := []float64{-1, 0.5, 1.4, 1.6, 2.5, 3.5, 6}
 	for _, k := range []int{1, 3} {
 		tr := &TruncatedDrKNN{DrKNN: DrKNN{K: k, P: truncP}}
-		plain := &DrKNN{K: k, P: truncP}
-		tr.Fit(x, 6, 1, y, 3)
-		plain.Fit(x, 6, 1, y, 3)
+		fitTruncated(t, tr, x, y, 3, all6, 6, false)
 		a, _ := tr.Votes(q, len(q))
-		b, _ := plain.Votes(q, len(q))
-		checkVotes(t, "τ=0", a, b)
+		checkVotes(t, "τ=0", a, plain(k))
 	}
 }
 
 func TestTruncatedEntropyTies(t *testing.T) {
 	// M = 2, tieP: H(0) = log 2 > H(1) = H(2) = H(3) = H(4), point 5 has no
-	// mass. Min–max: Ξ̃ = {0} at τ = 0.9. Class 0 = {0, 1, 2}, class 1 =
-	// {3, 4, 5}: the floor breaks the tie 1/2 and 3/4 by the lower index
-	// and ranks 5 last.
+	// mass. Min–max: Ξ̃ = {0} at τ = 0.9, so class 1 is short and the
+	// default guard falls back. Class 0 = {0, 1, 2}, class 1 = {3, 4, 5}:
+	// the floor breaks the tie 1/2 and 3/4 by the lower index and ranks 5
+	// last.
 	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: tieP}, Tau: 0.9}
-	fitTruncated(t, c, tieX, tieY, 2, []int{0, 3}, 1)
+	fitTruncated(t, c, tieX, tieY, 2, all6, 1, true)
+	c.Guard = GuardFloor
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 3}, 1, false)
 	c.K = 2
-	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 3, 4}, 1)
-	c.K = 3 // class 1 must take point 5 (no mass) to reach its floor
-	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 2, 3, 4, 5}, 1)
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 3, 4}, 1, false)
 	// Query 5.4 with K = 2 over {0, 1, 3, 4}: neighbours 4 and 3, votes
 	// ((0.125 + 0.0625)/2, (0.375 + 0.1875)/2).
-	c.K = 2
-	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 3, 4}, 1)
 	v, _ := c.Votes([]float64{5.4}, 1)
 	checkVotes(t, "ties", v, []float64{0.09375, 0.28125})
-	// Under log M, H(¾,¼)/log 2 ≈ 0.811: τ = 0.8 keeps points 0–4, τ = 0.82
-	// only 0 (and the floor).
-	c.Norm, c.Tau, c.K = NormLogM, 0.8, 1
-	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 2, 3, 4}, 5)
-	c.Tau = 0.82
-	fitTruncated(t, c, tieX, tieY, 2, []int{0, 3}, 1)
+	c.K = 3 // class 1 must take point 5 (no mass) to reach its floor
+	fitTruncated(t, c, tieX, tieY, 2, all6, 1, false)
+	// Under log M, H(¾,¼)/log 2 ≈ 0.811: τ = 0.8 keeps points 0–4 (each
+	// class has K = 1), τ = 0.82 only 0 (and the floor's 3).
+	c.Norm, c.Tau, c.K, c.Guard = NormLogM, 0.8, 1, GuardFallback
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 1, 2, 3, 4}, 5, false)
+	c.Tau, c.Guard = 0.82, GuardFloor
+	fitTruncated(t, c, tieX, tieY, 2, []int{0, 3}, 1, false)
 }
 
 func TestTruncatedExtremes(t *testing.T) {
 	// All certain (M = 2): every column one-hot, every H = 0. Min–max has
 	// no spread, so no point is more informative than another and all are
-	// kept: the vote is plain Dr.k-NN's. Under log M nothing reaches τ and
-	// the floor keeps each class's lowest-index point(s).
+	// in Ξ̃: the vote is plain Dr.k-NN's. Under log M nothing reaches τ: the
+	// default guard falls back, the floor keeps each class's lowest-index
+	// point.
 	x := []float64{0, 1, 2, 3}
 	y := []int{0, 0, 1, 1}
 	p := []float64{0.5, 0.5, 0, 0, 0, 0, 0.5, 0.5}
@@ -364,13 +386,17 @@ func TestTruncatedExtremes(t *testing.T) {
 	plain.Fit(x, 4, 1, y, 2)
 	want, _ := plain.Votes(q, len(q))
 	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: p}, Tau: 0.9}
-	fitTruncated(t, c, x, y, 2, []int{0, 1, 2, 3}, 4)
+	fitTruncated(t, c, x, y, 2, []int{0, 1, 2, 3}, 4, false)
 	got, _ := c.Votes(q, len(q))
 	checkVotes(t, "all certain, min-max", got, want)
 	c.Norm = NormLogM
-	fitTruncated(t, c, x, y, 2, []int{0, 2}, 0)
+	fitTruncated(t, c, x, y, 2, []int{0, 1, 2, 3}, 0, true)
+	got, _ = c.Votes(q, len(q))
+	checkVotes(t, "all certain, log M, fall-back", got, want)
+	c.Guard = GuardFloor
+	fitTruncated(t, c, x, y, 2, []int{0, 2}, 0, false)
 	got, _ = c.Votes([]float64{0.9, 1.6}, 2)
-	checkVotes(t, "all certain, log M", got, []float64{0.5, 0, 0, 0.5})
+	checkVotes(t, "all certain, log M, floor", got, []float64{0.5, 0, 0, 0.5})
 
 	// All uncertain (M = 5): every column uniform, every H = log 5. Both
 	// normalisations keep every point.
@@ -389,8 +415,8 @@ func TestTruncatedExtremes(t *testing.T) {
 	q5 := []float64{-2, 0.5, 4.4, 7.7, 20}
 	want, _ = plain.Votes(q5, len(q5))
 	for _, norm := range []EntropyNorm{NormMinMax, NormLogM} {
-		c := &TruncatedDrKNN{DrKNN: DrKNN{K: 3, P: p5}, Tau: 0.9, Norm: norm}
-		fitTruncated(t, c, x5, y5, 5, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10)
+		c := &TruncatedDrKNN{DrKNN: DrKNN{K: 3, P: p5}, Tau: 0.9, Norm: norm, Guard: GuardStrict}
+		fitTruncated(t, c, x5, y5, 5, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 10, false)
 		got, _ := c.Votes(q5, len(q5))
 		checkVotes(t, "all uncertain "+norm.String(), got, want)
 	}
@@ -428,24 +454,33 @@ func TestTruncatedFiveClasses(t *testing.T) {
 	if err := checkP(p, m, n, 1e-15); err != nil {
 		t.Fatal(err)
 	}
+	odd := []int{1, 3, 5, 7, 9}
 	// Min–max: normalised entropies 0, log2/log5 ≈ 0.43 (odd points), 1
-	// (point 9). τ = 0.9: Ξ̃ = {9}; K = 1 floor adds each other class's
-	// half-and-half point.
-	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: p}, Tau: 0.9}
-	fitTruncated(t, c, x, y, m, []int{1, 3, 5, 7, 9}, 1)
+	// (point 9). τ = 0.4: Ξ̃ = the odd points, one per class, enough for
+	// K = 1: truncation acts under the default guard and keeps half.
+	c := &TruncatedDrKNN{DrKNN: DrKNN{K: 1, P: p}, Tau: 0.4}
+	fitTruncated(t, c, x, y, m, odd, 5, false)
 	// Query 4.2: nearest kept point 5, votes b on classes 2 and 3; the
-	// tie goes to point 5's label, 2.
+	// tie goes to point 5's label, 2. (Plain Dr.k-NN would use point 4.)
 	v, _ := c.Votes([]float64{4.2}, 1)
 	checkVotes(t, "M=5", v, []float64{0, 0, b, b, 0})
 	if got := predictOne(t, c, 4.2); got != 2 {
 		t.Errorf("M=5 predicts %d, want 2", got)
 	}
-	// τ = 0.4: the odd points are in Ξ̃ themselves.
-	c.Tau = 0.4
-	fitTruncated(t, c, x, y, m, []int{1, 3, 5, 7, 9}, 5)
-	// K = 2: every class keeps both points; the even ones by the floor.
-	c.K = 2
-	fitTruncated(t, c, x, y, m, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 5)
+	pr, _ := c.Proba([]float64{4.2}, 1)
+	checkVotes(t, "M=5 proba", pr, []float64{0, 0, 0.5, 0.5, 0})
+	// τ = 0.9: Ξ̃ = {9}; four classes short: fall back, or the floor adds
+	// each other class's half-and-half point.
+	c.Tau = 0.9
+	fitTruncated(t, c, x, y, m, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 1, true)
+	c.Guard = GuardFloor
+	fitTruncated(t, c, x, y, m, odd, 1, false)
+	// K = 2 at τ = 0.4: every class needs both points; the floor adds the
+	// even ones, the default falls back.
+	c.Tau, c.K = 0.4, 2
+	fitTruncated(t, c, x, y, m, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 5, false)
+	c.Guard = GuardFallback
+	fitTruncated(t, c, x, y, m, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 5, true)
 }
 
 // TestTruncatedProperties checks on random LFDs (M = 2 and 5, both
@@ -488,9 +523,10 @@ func TestTruncatedProperties(t *testing.T) {
 		}
 		h, valid, _ := Entropy(p, m, n)
 		norm := []EntropyNorm{NormMinMax, NormLogM}[trial/2%2]
+		guard := []TruncGuard{GuardFallback, GuardFloor}[trial/4%2]
 		tau := []float64{0, 0.5, 0.9, 1}[rng.Intn(4)]
 		k := 1 + rng.Intn(min(6, n))
-		c := &TruncatedDrKNN{DrKNN: DrKNN{K: k, P: p}, Tau: tau, Norm: norm}
+		c := &TruncatedDrKNN{DrKNN: DrKNN{K: k, P: p}, Tau: tau, Norm: norm, Guard: guard}
 		if err := c.Fit(x, n, d, y, m); err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
 		}
@@ -528,11 +564,13 @@ func TestTruncatedProperties(t *testing.T) {
 				}
 			}
 		}
-		if _, gotByTau, _ := c.Truncation(); gotByTau != byTau {
-			t.Fatalf("trial %d: |Ξ̃| = %d, want %d", trial, gotByTau, byTau)
+		tr := c.Truncation()
+		if tr.ByTau != byTau || tr.N != n || tr.Kept != len(keep) {
+			t.Fatalf("trial %d: %+v, want |Ξ̃| = %d, n = %d, kept %d", trial, tr, byTau, n, len(keep))
 		}
+		short := false
 		for cl := 0; cl < m; cl++ {
-			var nm, have int
+			var nm, inT, have int
 			minAdded, maxDropped := math.Inf(1), math.Inf(-1)
 			for i := range y {
 				if y[i] != cl {
@@ -542,6 +580,9 @@ func TestTruncatedProperties(t *testing.T) {
 				e := h[i]
 				if !valid[i] {
 					e = -1
+				}
+				if inTau[i] {
+					inT++
 				}
 				switch {
 				case kept[i]:
@@ -553,15 +594,26 @@ func TestTruncatedProperties(t *testing.T) {
 					maxDropped = math.Max(maxDropped, e)
 				}
 			}
+			short = short || inT < min(k, nm)
 			if have < min(k, nm) {
 				t.Fatalf("trial %d: class %d keeps %d points, want ≥ min(K=%d, n_m=%d)", trial, cl, have, k, nm)
 			}
-			if minAdded < maxDropped {
+			if guard == GuardFloor && minAdded < maxDropped {
 				t.Fatalf("trial %d: class %d: floor added entropy %v but dropped %v", trial, cl, minAdded, maxDropped)
 			}
-			if !math.IsInf(minAdded, 1) && have != min(k, nm) {
+			if guard == GuardFloor && !math.IsInf(minAdded, 1) && have != min(k, nm) {
 				t.Fatalf("trial %d: class %d: floor added points beyond min(K, n_m)", trial, cl)
 			}
+		}
+		switch {
+		case guard == GuardFallback && tr.FellBack != short:
+			t.Fatalf("trial %d: fell back %v, a class short of Ξ̃ %v", trial, tr.FellBack, short)
+		case guard == GuardFallback && short && len(keep) != n:
+			t.Fatalf("trial %d: fell back but keeps %d of %d", trial, len(keep), n)
+		case guard == GuardFallback && !short && len(keep) != byTau:
+			t.Fatalf("trial %d: kept %d, |Ξ̃| = %d", trial, len(keep), byTau)
+		case guard == GuardFloor && tr.FellBack:
+			t.Fatalf("trial %d: the floor fell back", trial)
 		}
 		// Votes: the original masses averaged over the K nearest kept
 		// points, by a brute-force (distance, index) search.

@@ -3,11 +3,13 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drknn/drknn/internal/npy"
 )
@@ -70,10 +72,13 @@ func readExport(dir string) (*export, error) {
 
 // TestExportsTruncation evaluates Dr.k-NN and truncated Dr.k-NN on the
 // exports of drknn-train runs: every folder RUN below $DRKNN_EXPORTS with
-// RUN/repeats/NN/export. It reports per run the mean accuracy of both, the
-// fraction of training points kept (by τ alone and with the per-class
-// floor), and fails when truncated Dr.k-NN is more than 0.01 below Dr.k-NN.
-// Make the exports with validation seeds (1001…), e.g.
+// RUN/repeats/NN/export. Per run it reports the mean accuracy of both (and
+// of truncation with GuardFloor), how many repeats fell back to the full
+// vote, the fractions of training points in Ξ̃ and kept, Dr.k-NN's
+// log-loss and ECE, and on training sets of 1,000 points or more the
+// prediction time per query on one goroutine (best of 3). It fails when
+// truncated Dr.k-NN is more than 0.01 below Dr.k-NN. Make the exports with
+// validation seeds (1001…), e.g.
 //
 //	drknn-train -config configs/mnist.yaml -set ways=2 -set shots=10 \
 //	    -set seed=1001 -set repeats=5 -out $DRKNN_EXPORTS/mnist-2w10s
@@ -89,57 +94,76 @@ func TestExportsTruncation(t *testing.T) {
 	}
 	sort.Strings(runs)
 	var b strings.Builder
-	b.WriteString("| run | repeats | drknn | drknn_truncated | Δ | kept by τ | kept | truncated, no floor (fails) | truncated, log M |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| run | n | drknn | drknn_truncated | Δ | fell back | in Ξ̃ | kept | floor: accuracy (kept) | drknn log-loss / ECE | predict µs/query: drknn / truncated |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range runs {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(run), "results.json")); err != nil {
 			continue // still running
 		}
 		dirs, _ := filepath.Glob(filepath.Join(run, "*", "export"))
 		sort.Strings(dirs)
-		var acc [4]float64
-		var fracTau, fracKept float64
-		strictFails, used := 0, 0
+		var acc, accTr, accFloor, inTau, kept, keptFloor, ll, ece, tPlain, tTrunc float64
+		fell, used, n := 0, 0, 0
 		for _, dir := range dirs {
 			e, err := readExport(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
-			used++
-			score := func(c Voter) float64 {
-				a, _, err := Evaluate(c, e.x, e.n, e.d, e.y, e.m, e.q, e.nq, e.yq)
+			used, n = used+1, e.n
+			score := func(c Voter) Scores {
+				s, _, _, err := EvaluateScores(c, e.x, e.n, e.d, e.y, e.m, e.q, e.nq, e.yq)
 				if err != nil {
 					t.Fatalf("%s: %v", dir, err)
 				}
-				return a
+				return s
 			}
-			acc[0] += score(&DrKNN{K: e.k, P: e.p})
-			tr := &TruncatedDrKNN{DrKNN: DrKNN{K: e.k, P: e.p}, Tau: e.tau}
-			acc[1] += score(tr)
-			n, byTau, kept := tr.Truncation()
-			fracTau += float64(byTau) / float64(n)
-			fracKept += float64(kept) / float64(n)
-			strict := &TruncatedDrKNN{DrKNN: DrKNN{K: e.k, P: e.p}, Tau: e.tau, Strict: true}
-			if a, _, err := Evaluate(strict, e.x, e.n, e.d, e.y, e.m, e.q, e.nq, e.yq); err != nil {
-				strictFails++
-			} else {
-				acc[2] += a
+			plain := &DrKNN{K: e.k, P: e.p, Workers: 1}
+			s := score(plain)
+			acc, ll, ece = acc+s.Accuracy, ll+s.LogLoss, ece+s.ECE
+			tr := &TruncatedDrKNN{DrKNN: DrKNN{K: e.k, P: e.p, Workers: 1}, Tau: e.tau}
+			accTr += score(tr).Accuracy
+			info := tr.Truncation()
+			inTau += float64(info.ByTau) / float64(e.n)
+			kept += float64(info.Kept) / float64(e.n)
+			if info.FellBack {
+				fell++
 			}
-			acc[3] += score(&TruncatedDrKNN{DrKNN: DrKNN{K: e.k, P: e.p}, Tau: e.tau, Norm: NormLogM})
+			fl := &TruncatedDrKNN{DrKNN: DrKNN{K: e.k, P: e.p}, Tau: e.tau, Guard: GuardFloor}
+			accFloor += score(fl).Accuracy
+			keptFloor += float64(fl.Truncation().Kept) / float64(e.n)
+			if e.n >= 1000 {
+				tPlain += predictMicros(plain, e.q, e.nq)
+				tTrunc += predictMicros(tr, e.q, e.nq)
+			}
 		}
 		if used == 0 {
 			continue
 		}
 		u := float64(used)
-		strictCell := "–"
-		if strictFails < used {
-			strictCell = fmt.Sprintf("%.3f", acc[2]/float64(used-strictFails))
+		times := "–"
+		if n >= 1000 {
+			times = fmt.Sprintf("%.0f / %.0f", tPlain/u, tTrunc/u)
 		}
 		name := filepath.Base(filepath.Dir(run))
-		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %+.3f | %.2f | %.2f | %s (%d) | %.3f |\n", name, used, acc[0]/u, acc[1]/u,
-			(acc[1]-acc[0])/u, fracTau/u, fracKept/u, strictCell, strictFails, acc[3]/u)
-		if acc[1]/u < acc[0]/u-0.01 {
-			t.Errorf("%s: truncated Dr.k-NN %.3f is more than 0.01 below Dr.k-NN %.3f", name, acc[1]/u, acc[0]/u)
+		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %+.3f | %d of %d | %.2f | %.2f | %.3f (%.2f) | %.3f / %.3f | %s |\n",
+			name, n, acc/u, accTr/u, (accTr-acc)/u, fell, used, inTau/u, kept/u, accFloor/u, keptFloor/u, ll/u, ece/u, times)
+		if accTr/u < acc/u-0.01 {
+			t.Errorf("%s: truncated Dr.k-NN %.3f is more than 0.01 below Dr.k-NN %.3f", name, accTr/u, acc/u)
 		}
 	}
 	t.Log("\n" + b.String())
+}
+
+// predictMicros is the best of three timings of c.Predict on the nq
+// queries, in µs per query.
+func predictMicros(c Classifier, q []float64, nq int) float64 {
+	best := math.Inf(1)
+	for r := 0; r < 3; r++ {
+		start := time.Now()
+		if _, err := c.Predict(q, nq); err != nil {
+			return math.NaN()
+		}
+		best = math.Min(best, float64(time.Since(start).Microseconds())/float64(nq))
+	}
+	return best
 }

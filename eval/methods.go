@@ -49,7 +49,7 @@ type Settings struct {
 	Tie       TieRule     // drknn, drknn_truncated
 	Tau       float64     // drknn_truncated
 	Norm      EntropyNorm // drknn_truncated
-	Strict    bool        // drknn_truncated
+	Guard     TruncGuard  // drknn_truncated
 	Bandwidth float64     // kernel_smoothing; 0 = median heuristic
 	OutDim    int         // pca_knn, svd_knn, nca_knn; 0 = default
 	NCA       NCASettings // nca_knn (its OutDim is overridden by OutDim when set)
@@ -75,7 +75,7 @@ func New(method string, s Settings, p []float64) (Voter, error) {
 	case MethodDrKNN:
 		return &dr, nil
 	case MethodDrKNNTruncated:
-		return &TruncatedDrKNN{DrKNN: dr, Tau: s.Tau, Norm: s.Norm, Strict: s.Strict}, nil
+		return &TruncatedDrKNN{DrKNN: dr, Tau: s.Tau, Norm: s.Norm, Guard: s.Guard}, nil
 	case MethodKernelSmoothing:
 		return &KernelSmoothing{H: s.Bandwidth, P: p, SumTol: s.SumTol, Workers: s.Workers}, nil
 	case MethodEmbeddingKNN:

@@ -149,9 +149,9 @@ func TestProbaHandWorked(t *testing.T) {
 	c.Fit(zx, 3, 1, zy, 2)
 	p, _ = c.Proba([]float64{0.1, 0.9}, 2)
 	checkVotes(t, "zero-mass fall-back k=1", p, []float64{1, 0, 0, 1})
-	// Truncated Dr.k-NN (truncP, τ = 0.9, K = 2 keeps 0–4): ξ = 4.6 votes
-	// (0, 0.2, 0.3) → (0, 0.4, 0.6).
-	tr := &TruncatedDrKNN{DrKNN: DrKNN{K: 2, P: truncP}, Tau: 0.9}
+	// Truncated Dr.k-NN (truncP, τ = 0.9, K = 2 with the floor keeps 0–4):
+	// ξ = 4.6 votes (0, 0.2, 0.3) → (0, 0.4, 0.6).
+	tr := &TruncatedDrKNN{DrKNN: DrKNN{K: 2, P: truncP}, Tau: 0.9, Guard: GuardFloor}
 	tr.Fit([]float64{0, 1, 2, 3, 4, 5}, 6, 1, []int{2, 0, 0, 2, 1, 0}, 3)
 	p, _ = tr.Proba([]float64{4.6}, 1)
 	checkVotes(t, "truncated proba", p, []float64{0, 0.4, 0.6})
