@@ -26,7 +26,7 @@ type Classifier interface {
 //
 // Votes returns nq rows of m values, row-major, and Predict returns the
 // argmax of each row under the classifier's tie rule. The votes are on the
-// classifier's own scale (Dr.k-NN's sum to about k·M/n, not 1).
+// classifier's own scale (Dr.k-NN's sum to about M/n, not 1).
 //
 // Proba returns nq rows of m class probabilities, each row non-negative
 // and summing to 1 (within rounding), ordered by class index; the class
