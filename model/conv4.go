@@ -105,9 +105,12 @@ type blockBuf[T Float] struct {
 	s1, s2 [][]float64 // per unit partial sums (forward statistics)
 	sdy    [][]float64 // per unit Σ dy (backward)
 	sdyx   [][]float64 // per unit Σ dy·x̂
-	dwT    [][]T       // per unit dWmᵀ (9C×K)
+	dwT    [][]T       // per unit dWm (K×9C)
 
 	dx, dw, dgamma, dbeta []T
+	sa, sb, ca, cb, cc    []T       // per-channel coefficients
+	vb                    []float64 // batch variance
+	one                   []T       // the placeholder input gradient
 	scratch               []*blockScratch[T]
 }
 
@@ -197,6 +200,16 @@ func im2colRows[T Float](g convGeom, x []T, r0, r1 int, cols []T) {
 		oh, ow := p/W, p%W
 		row := cols[(r-r0)*c9 : (r-r0+1)*c9]
 		xs := x[s*hw*C : (s+1)*hw*C]
+		if C == 1 && oh > 0 && oh < H-1 && ow > 0 && ow < W-1 {
+			i := (oh-1)*W + ow - 1
+			row = row[:9]
+			row[0], row[1], row[2] = xs[i], xs[i+1], xs[i+2]
+			i += W
+			row[3], row[4], row[5] = xs[i], xs[i+1], xs[i+2]
+			i += W
+			row[6], row[7], row[8] = xs[i], xs[i+1], xs[i+2]
+			continue
+		}
 		for kh := 0; kh < 3; kh++ {
 			ih := oh + kh - 1
 			dst := row[kh*3*C : (kh+1)*3*C]
@@ -308,9 +321,13 @@ func blockForward[T Float](g convGeom, n int, x, w, gamma, beta []T, nchw, flatO
 			rows := roundUp(c1-c0, fastMR)
 			im2colRows(g, x, c0, c1, s.cols)
 			clear(s.cols[(c1-c0)*c9 : rows*c9])
-			blockGemm(&s.ws, rows, K, c9, s.cols, c9, 1, b.wmT, K, s.zc, K, false)
 			z := b.z[c0*K : c1*K]
-			copy(z, s.zc[:len(z)])
+			if rows == c1-c0 {
+				blockGemm(&s.ws, rows, K, c9, s.cols, c9, 1, b.wmT, K, z, K, false)
+			} else { // the padding rows go to scratch
+				blockGemm(&s.ws, rows, K, c9, s.cols, c9, 1, b.wmT, K, s.zc, K, false)
+				copy(z, s.zc[:len(z)])
+			}
 			if train {
 				colSums(z, K, s1, s2)
 			}
@@ -337,7 +354,8 @@ func blockForward[T Float](g convGeom, n int, x, w, gamma, beta []T, nchw, flatO
 		}
 	}
 	// Normalise, ReLU, pool.
-	sa, sb := make([]T, K), make([]T, K)
+	b.sa, b.sb = grow(b.sa, K), grow(b.sb, K)
+	sa, sb := b.sa, b.sb
 	for k := 0; k < K; k++ {
 		a := float64(gamma[k]) * b.inv[k]
 		sa[k], sb[k] = T(a), T(float64(beta[k])-a*b.mean[k])
@@ -382,25 +400,30 @@ func colSums[T Float](z []T, K int, s1, s2 []float64) {
 // 2×2 window z0 z1 / z2 z3 and the arg-max (first in row-major order), or
 // noArg when the ReLU is off.
 func poolRow[T Float](a, bb, z0, z1, z2, z3, out []T, stride int, arg []uint8) {
+	K := len(a)
+	bb, z0, z1, z2, z3, arg = bb[:K], z0[:K], z1[:K], z2[:K], z3[:K], arg[:K]
+	// Branch-free: the comparisons are data-dependent coin flips.
 	for k := range a {
 		ak, bk := a[k], bb[k]
 		v0, v1, v2, v3 := ak*z0[k]+bk, ak*z1[k]+bk, ak*z2[k]+bk, ak*z3[k]+bk
-		m, i := v0, uint8(0)
-		if v1 > m {
-			m, i = v1, 1
-		}
-		if v2 > m {
-			m, i = v2, 2
-		}
-		if v3 > m {
-			m, i = v3, 3
-		}
-		if !(m > 0) {
-			m, i = 0, noArg
-		}
-		out[k*stride] = m
-		arg[k] = i
+		m01, m23 := max(v0, v1), max(v2, v3)
+		i01 := b2u(v1 > v0)
+		i23 := 2 + b2u(v3 > v2)
+		up := b2u(m23 > m01)
+		i := i01 + up*(i23-i01)
+		m := max(m01, m23)
+		off := b2u(!(m > 0))
+		out[k*stride] = max(m, 0)
+		arg[k] = i | off*noArg
 	}
+}
+
+func b2u(b bool) uint8 {
+	var i uint8
+	if b {
+		i = 1
+	}
+	return i
 }
 
 // blockBackward computes the gradients of one block from the output
@@ -416,12 +439,16 @@ func blockBackward[T Float](g convGeom, x, gamma, dout []T, nchw, flatOut, needD
 	pl := g.hp * g.wp
 	per, units := unitsFor(n)
 	b.sdy, b.sdyx = growRows(b.sdy, units, K), growRows(b.sdyx, units, K)
-	// dout index of pooled output (s, p) channel k.
-	at := func(s, p, k int) int {
+	// dout of pooled output (s, p), channel k, is dout[base(s, p) + k·dst].
+	dst := 1
+	if flatOut {
+		dst = pl
+	}
+	base := func(s, p int) int {
 		if flatOut {
-			return s*pl*K + k*pl + p
+			return s*pl*K + p
 		}
-		return (s*pl+p)*K + k
+		return (s*pl + p) * K
 	}
 	// Phase A: Σ dy and Σ dy·x̂ per channel (dy is non-zero only at the
 	// pooling arg-max of an active ReLU).
@@ -433,13 +460,13 @@ func blockBackward[T Float](g convGeom, x, gamma, dout []T, nchw, flatOut, needD
 			for p := 0; p < pl; p++ {
 				ph, pw := p/g.wp, p%g.wp
 				q := (s*pl + p) * K
-				for k := 0; k < K; k++ {
-					a := b.arg[q+k]
-					if a == noArg {
-						continue
-					}
-					r := s*hw + (2*ph+int(a>>1))*g.w + 2*pw + int(a&1)
-					d := float64(dout[at(s, p, k)])
+				ar := b.arg[q : q+K]
+				do := dout[base(s, p):]
+				r0 := s*hw + 2*ph*g.w + 2*pw
+				for k, a := range ar {
+					// Branch-free: inactive outputs (noArg) add 0.
+					r := r0 + int(a>>1&1)*g.w + int(a&1)
+					d := float64(do[k*dst]) * float64(b2u(a != noArg))
 					sdy[k] += d
 					sdyx[k] += d * (float64(b.z[r*K+k]) - b.mean[k]) * b.inv[k]
 				}
@@ -447,7 +474,10 @@ func blockBackward[T Float](g convGeom, x, gamma, dout []T, nchw, flatOut, needD
 		}
 	})
 	b.dgamma, b.dbeta = grow(b.dgamma, K), grow(b.dbeta, K)
-	ca, cb, cc := make([]T, K), make([]T, K), make([]T, K)
+	b.ca, b.cb, b.cc = grow(b.ca, K), grow(b.cb, K), grow(b.cc, K)
+	ca, cb, cc := b.ca, b.cb, b.cc
+	clear(cb)
+	clear(cc)
 	m := float64(n * hw)
 	for k := 0; k < K; k++ {
 		var sdy, sdyx float64
@@ -507,16 +537,21 @@ func blockBackward[T Float](g convGeom, x, gamma, dout []T, nchw, flatOut, needD
 				pp := (oh/2)*g.wp + ow/2
 				pos := uint8((oh&1)*2 + ow&1)
 				ar := b.arg[(sm*pl+pp)*K : (sm*pl+pp+1)*K]
-				for k, a := range ar {
-					if a == pos {
-						dr[k] += ca[k] * dout[at(sm, pp, k)]
+				if dst == 1 {
+					addArg(dr, ca, dout[base(sm, pp):base(sm, pp)+K], ar, pos)
+				} else {
+					do := dout[base(sm, pp):]
+					for k, a := range ar {
+						if a == pos {
+							dr[k] += ca[k] * do[k*dst]
+						}
 					}
 				}
 			}
 			clear(dz[(c1-c0)*K:])
 			im2colRows(g, x, c0, c1, s.cols)
-			// dWmᵀ (9C×K) += colsᵀ · dz
-			blockGemm(&s.ws, c9, K, c1-c0, s.cols, 1, c9, dz, K, dwT, K, true)
+			// dWm (K×9C) += dzᵀ · cols
+			blockGemm(&s.ws, K, c9, c1-c0, dz, 1, K, s.cols, c9, dwT, c9, true)
 			if needDX {
 				// dcols = dz · Wm
 				blockGemm(&s.ws, rows, c9, K, dz, K, 1, b.wm, c9, s.dcols, c9, false)
@@ -528,16 +563,27 @@ func blockBackward[T Float](g convGeom, x, gamma, dout []T, nchw, flatOut, needD
 	clear(b.dw)
 	for u := 0; u < units; u++ {
 		p := b.dwT[u]
-		for c := 0; c < C; c++ {
+		for k := 0; k < K; k++ {
+			row := p[k*c9 : (k+1)*c9]
+			dk := b.dw[k*c9 : (k+1)*c9]
 			for t := 0; t < 9; t++ {
-				row := p[(t*C+c)*K : (t*C+c+1)*K]
-				for k, v := range row {
-					b.dw[(k*C+c)*9+t] += v
+				for c, v := range row[t*C : (t+1)*C] {
+					dk[c*9+t] += v
 				}
 			}
 		}
 	}
 	if needDX && nchw && C > 1 {
 		nhwcToNCHW(n, C, g.h, g.w, dx, b.dx)
+	}
+}
+
+// addArg adds a[k]·d[k] to dz[k] for the channels whose pooling arg-max is
+// pos.
+func addArg[T Float](dz, a, d []T, arg []uint8, pos uint8) {
+	K := len(dz)
+	a, d, arg = a[:K], d[:K], arg[:K]
+	for k := range dz {
+		dz[k] += a[k] * d[k] * T(b2u(arg[k] == pos))
 	}
 }

@@ -143,7 +143,8 @@ func blockDo[T Float](op *blockOp, n int, v []G.Value) (G.Value, error) {
 	rm, rv := dataOf[T](op.mean), dataOf[T](op.vr)
 	var vb []float64
 	if train {
-		vb = make([]float64, g.k)
+		b.vb = grow(b.vb, g.k)
+		vb = b.vb
 	}
 	blockForward(g, n, x, w, gamma, beta, op.first, op.last, train, rm, rv, vb, b)
 	if train {
@@ -262,7 +263,8 @@ func blockGradDo[T Float](op *blockGradOp, n int, v []G.Value) (G.Value, error) 
 	}
 	blockBackward(g, x, gamma, dout, f.first, f.last, f.diffX(), b)
 	if !f.diffX() {
-		return newDense(make([]T, 1), 1), nil
+		b.one = grow(b.one, 1)
+		return newDense(b.one, 1), nil
 	}
 	return newDense(b.dx, f.inShape(n)...), nil
 }

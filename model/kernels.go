@@ -1,9 +1,6 @@
 package model
 
 import (
-	"runtime"
-	"sync"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -87,38 +84,9 @@ func forBlocks(n int, fn func(b, lo, hi int)) {
 }
 
 // forUnits runs fn(u, u, u+1) for u in [0, nb) on up to GOMAXPROCS
-// goroutines.
+// goroutines (forWorkers: an errgroup of workers taking units in order).
 func forUnits(nb int, fn func(u, lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers > nb {
-		workers = nb
-	}
-	if workers <= 1 {
-		for b := 0; b < nb; b++ {
-			fn(b, b, b+1)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	next := 0
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				mu.Lock()
-				b := next
-				next++
-				mu.Unlock()
-				if b >= nb {
-					return
-				}
-				fn(b, b, b+1)
-			}
-		}()
-	}
-	wg.Wait()
+	forWorkers(nb, func(_, u int) { fn(u, u, u+1) })
 }
 
 // im2col writes the 3×3 patches of one sample x (c×h×w) into cols

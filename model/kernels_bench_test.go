@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 )
@@ -79,5 +80,49 @@ func BenchmarkKernelAdam(b *testing.B) {
 	s := AdamSettings{}.withDefaults()
 	for i := 0; i < b.N; i++ {
 		adamUpdate(w, g, m, v, s, 1.1, 1.01)
+	}
+}
+
+// BenchmarkKernelConv4Block times each Conv-4 block's forward (training
+// mode) and backward kernels on the Omniglot batch (100×1×28×28, 64
+// channels); run with -cpu 1 for per-core costs.
+func BenchmarkKernelConv4Block(b *testing.B) {
+	cfg := Config{Kind: Conv4, InShape: []int{1, 28, 28}}.WithDefaults()
+	rng := rand.New(rand.NewSource(1))
+	n := 100
+	x := make([]float32, n*cfg.InSize())
+	for i := range x {
+		x[i] = rng.Float32()
+	}
+	for i, g := range cfg.blocks() {
+		w := make([]float32, g.k*g.c*9)
+		for j := range w {
+			w[j] = float32(rng.NormFloat64()) * 0.2
+		}
+		gamma, beta := make([]float32, g.k), make([]float32, g.k)
+		for j := range gamma {
+			gamma[j] = 1
+		}
+		rm, rv := make([]float32, g.k), make([]float32, g.k)
+		vb := make([]float64, g.k)
+		var buf blockBuf[float32]
+		first, last := i == 0, i == Conv4Blocks-1
+		b.Run(fmt.Sprintf("block%d/forward", i+1), func(b *testing.B) {
+			c0 := cpuTime()
+			for it := 0; it < b.N; it++ {
+				blockForward(g, n, x, w, gamma, beta, first, last, true, rm, rv, vb, &buf)
+			}
+			b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+		})
+		blockForward(g, n, x, w, gamma, beta, first, last, true, rm, rv, vb, &buf)
+		out := append([]float32(nil), buf.out...)
+		b.Run(fmt.Sprintf("block%d/backward", i+1), func(b *testing.B) {
+			c0 := cpuTime()
+			for it := 0; it < b.N; it++ {
+				blockBackward(g, x, gamma, out, first, last, !first, &buf)
+			}
+			b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+		})
+		x = out
 	}
 }
