@@ -1,9 +1,17 @@
 // Package model is the Dr.k-NN feature extractor written with Gorgonia: one
 // 3×3 convolution (stride 1, zero padding 1 by default), ReLU, 2×2 max-pool,
 // flatten and a linear map to the embedding width d (400 in the paper) for
-// images of any C×H×W, or an MLP body (linear–ReLU–linear) for rows of
-// features. Weights are float32 or float64 (Config.DType), initialised
+// images of any C×H×W (Kind CNN), an MLP body (linear–ReLU–linear) for rows
+// of features (MLP), or the standard few-shot Conv-4 backbone (Conv4: four
+// blocks of 3×3 convolution, batch normalisation, ReLU and 2×2 max-pool,
+// flattened). Weights are float32 or float64 (Config.DType), initialised
 // from a seed (He-normal before a ReLU, Glorot-uniform otherwise).
+//
+// Batch normalisation (Conv4) has two explicit modes: Graph.ApplyMode(x,
+// Train) — also Apply and Build — normalises with the batch statistics and
+// updates the running statistics (Net.Buffers, saved with the weights, never
+// learnable) each time the forward op runs; Inference and Net.Embed use the
+// running statistics.
 //
 // Training: Net.Build (or Net.NewGraph and Graph.Apply) adds the forward
 // pass for a batch input node to a Gorgonia graph and returns the embedding
