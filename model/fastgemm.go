@@ -126,59 +126,75 @@ func fastGemmWS[T Float](ws *gemmWS[T], serial bool, m, n, k int, a []T, rsA, cs
 	// Work units: groups of row tiles, or single column tiles when there
 	// are few row tiles.
 	byRows := mt >= 4
-	const group = 8
 	units := nt
 	if byRows {
-		units = (mt + group - 1) / group
+		units = (mt + gemmGroup - 1) / gemmGroup
 	}
-	body := func(u, _, _ int) {
-		var sc [fastMR * 32]T
-		it0, it1, jt0, jt1 := 0, mt, u, u+1
-		if byRows {
-			it0, it1, jt0, jt1 = u*group, min((u+1)*group, mt), 0, nt
+	job := gemmJob[T]{m: m, n: n, k: k, a: a, rsA: rsA, csA: csA, b: b, ldb: ldb, c: c, ldc: ldc, acc: acc,
+		edgeA: edgeA, edgeB: edgeB, mt: mt, nt: nt, nr: nr, byRows: byRows}
+	if serial || units == 1 || int64(m)*int64(n)*int64(k) < 1<<20 {
+		for u := 0; u < units; u++ {
+			job.unit(u)
 		}
-		for p0 := 0; p0 < k; p0 += fastKC {
-			kc := min(fastKC, k-p0)
-			accBlock := acc || p0 > 0
-			for jt := jt0; jt < jt1; jt++ {
-				j0 := jt * nr
-				nv := min(nr, n-j0)
-				bp, ldbp := &b[p0*ldb+j0], ldb
-				if nv < nr {
-					bp, ldbp = &edgeB[p0*nr], nr
+	} else {
+		shared := job // only this copy escapes to the workers
+		forUnits(units, func(u, _, _ int) { shared.unit(u) })
+	}
+	return true
+}
+
+// gemmJob is one fastGemmWS call's operands and tiling; unit computes one
+// work unit (a group of row tiles, or one column tile).
+type gemmJob[T Float] struct {
+	m, n, k, rsA, csA, ldb, ldc int
+	a, b, c, edgeA, edgeB       []T
+	acc, byRows                 bool
+	mt, nt, nr                  int
+}
+
+const gemmGroup = 8 // row tiles per work unit
+
+func (j *gemmJob[T]) unit(u int) {
+	m, n, k, a, rsA, csA, b, ldb, c, ldc, acc := j.m, j.n, j.k, j.a, j.rsA, j.csA, j.b, j.ldb, j.c, j.ldc, j.acc
+	edgeA, edgeB, mt, nt, nr := j.edgeA, j.edgeB, j.mt, j.nt, j.nr
+	var sc [fastMR * 32]T
+	it0, it1, jt0, jt1 := 0, mt, u, u+1
+	if j.byRows {
+		it0, it1, jt0, jt1 = u*gemmGroup, min((u+1)*gemmGroup, mt), 0, nt
+	}
+	for p0 := 0; p0 < k; p0 += fastKC {
+		kc := min(fastKC, k-p0)
+		accBlock := acc || p0 > 0
+		for jt := jt0; jt < jt1; jt++ {
+			j0 := jt * nr
+			nv := min(nr, n-j0)
+			bp, ldbp := &b[p0*ldb+j0], ldb
+			if nv < nr {
+				bp, ldbp = &edgeB[p0*nr], nr
+			}
+			for it := it0; it < it1; it++ {
+				i0 := it * fastMR
+				mv := min(fastMR, m-i0)
+				ap, rs, cs := &a[i0*rsA+p0*csA], rsA, csA
+				if mv < fastMR {
+					ap, rs, cs = &edgeA[p0], k, 1
 				}
-				for it := it0; it < it1; it++ {
-					i0 := it * fastMR
-					mv := min(fastMR, m-i0)
-					ap, rs, cs := &a[i0*rsA+p0*csA], rsA, csA
-					if mv < fastMR {
-						ap, rs, cs = &edgeA[p0], k, 1
-					}
-					if mv == fastMR && nv == nr {
-						kernel(kc, ap, rs, cs, bp, ldbp, &c[i0*ldc+j0], ldc, accBlock)
-						continue
-					}
-					if accBlock {
-						for r := 0; r < mv; r++ {
-							copy(sc[r*nr:r*nr+nv], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+nv])
-						}
-					}
-					kernel(kc, ap, rs, cs, bp, ldbp, &sc[0], nr, accBlock)
+				if mv == fastMR && nv == nr {
+					kernel(kc, ap, rs, cs, bp, ldbp, &c[i0*ldc+j0], ldc, accBlock)
+					continue
+				}
+				if accBlock {
 					for r := 0; r < mv; r++ {
-						copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+nv], sc[r*nr:r*nr+nv])
+						copy(sc[r*nr:r*nr+nv], c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+nv])
 					}
+				}
+				kernel(kc, ap, rs, cs, bp, ldbp, &sc[0], nr, accBlock)
+				for r := 0; r < mv; r++ {
+					copy(c[(i0+r)*ldc+j0:(i0+r)*ldc+j0+nv], sc[r*nr:r*nr+nv])
 				}
 			}
 		}
 	}
-	if serial || units == 1 || int64(m)*int64(n)*int64(k) < 1<<20 {
-		for u := 0; u < units; u++ {
-			body(u, u, u+1)
-		}
-	} else {
-		forUnits(units, body)
-	}
-	return true
 }
 
 // transpose writes the r×c matrix src (row stride lds) transposed into
