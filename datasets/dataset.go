@@ -125,6 +125,16 @@ func (d *Dataset) Sample(i int) []float32 {
 	return d.X[i*s : (i+1)*s]
 }
 
+// Float64 returns the samples X widened to float64 (a new N×SampleSize
+// slice), the form the classifiers of package eval take.
+func (d *Dataset) Float64() []float64 {
+	out := make([]float64, len(d.X))
+	for i, v := range d.X {
+		out[i] = float64(v)
+	}
+	return out
+}
+
 // Validate checks internal consistency: sizes agree, labels are in range.
 func (d *Dataset) Validate() error {
 	s := d.SampleSize()

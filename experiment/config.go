@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/errkind"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
 	"gopkg.in/yaml.v3"
@@ -108,6 +109,13 @@ type EvalConfig struct {
 	FewShotSteps int `yaml:"fewshot_steps" json:"fewshot_steps"`
 }
 
+// ErrConfig is wrapped by every error about a configuration: an unreadable
+// file, an unknown key, a value of the wrong type or an impossible setting.
+var ErrConfig = errors.New("invalid configuration")
+
+// configErr marks err with ErrConfig without changing its message.
+func configErr(err error) error { return errkind.Mark(ErrConfig, err) }
+
 // Default returns the defaults every config file starts from.
 func Default() Config {
 	return Config{
@@ -125,16 +133,22 @@ func Default() Config {
 // syntax, e.g. "train.theta=[0.1,0.2]"), and validates the result. Unknown
 // keys, wrong types and impossible values give one error naming the file and
 // the key.
+// Errors wrap ErrConfig.
 func LoadConfig(path string, overrides []string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, configErr(fmt.Errorf("config: %w", err))
 	}
 	return ParseConfig(path, data, overrides)
 }
 
 // ParseConfig is LoadConfig on bytes; name is used in error messages.
 func ParseConfig(name string, data []byte, overrides []string) (Config, error) {
+	cfg, err := parseConfig(name, data, overrides)
+	return cfg, configErr(err)
+}
+
+func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 	cfg := Default()
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -309,8 +323,11 @@ func zeroLines(n *yaml.Node) {
 	}
 }
 
-// Validate checks that the settings are possible. Errors name the key.
-func (c *Config) Validate() error {
+// Validate checks that the settings are possible. Errors name the key and
+// wrap ErrConfig.
+func (c *Config) Validate() error { return configErr(c.validate()) }
+
+func (c *Config) validate() error {
 	bad := func(key string, v any, why string) error {
 		return fmt.Errorf("key %s = %v: %s", key, v, why)
 	}

@@ -1,24 +1,28 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 
 	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/train"
 )
 
-// chooseTheta returns the radii for a repeat: train.theta, or — when
+// ChooseTheta returns the radii for a repeat: train.theta, or — when
 // train.theta_grid is set — the grid value (one radius for all classes)
 // with the best cross-validated Dr.k-NN accuracy on the episode's training
 // samples alone (stratified k-fold, or leave-one-out when cv_folds = 0).
 // For each candidate and fold a fresh network is trained on the other folds
 // exactly as in the run and classifies the held-out fold. Ties go to the
-// smaller radius. Query samples are never looked at.
-func chooseTheta(cfg Config, shape []int, x []float32, y []int, seed int64, log *syncLogger, r int) ([]float64, error) {
+// smaller radius. Query samples are never looked at. The fits' steps are
+// reported as StepDone events with CV set.
+func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) ([]float64, error) {
 	grid := cfg.Train.ThetaGrid
 	if len(grid) == 0 {
 		return cfg.Train.Theta, nil
 	}
+	shape, x, y, seed, r := ep.Train.Shape, ep.Train.X, ep.TrainLabels, ep.Seed, ep.Repeat
 	n := len(y)
 	folds := cfg.Train.CVFolds
 	if folds == 0 || folds > n {
@@ -67,11 +71,11 @@ func chooseTheta(cfg Config, shape []int, x []float32, y []int, seed int64, log 
 				return nil, fmt.Errorf("cross-validation: fold %d leaves a class without training points (shots too small for cv_folds = %d)", f, folds)
 			}
 			th := []float64{theta}
-			net, tr, err := fitTrain(cfg, shape, trX, trY, th, seed, "", "", false, nil)
+			net, _, err := Fit(ctx, cfg, shape, trX, trY, th, seed, Checkpointing{},
+				func(st train.StepStats) { notify(StepDone{Repeat: r, CV: true, Stats: st}) })
 			if err != nil {
 				return nil, fmt.Errorf("cross-validation ϑ = %g, fold %d: %w", theta, f, err)
 			}
-			tr.Close()
 			et, err := net.Embed(trX, len(trY))
 			if err != nil {
 				return nil, err
@@ -108,11 +112,11 @@ func chooseTheta(cfg Config, shape []int, x []float32, y []int, seed int64, log 
 			}
 		}
 		acc := float64(correct) / float64(total)
-		log.printf("repeat %d: cross-validation ϑ = %g: accuracy %.4f (%d folds)", r+1, theta, acc, folds)
+		notify(Message{fmt.Sprintf("repeat %d: cross-validation ϑ = %g: accuracy %.4f (%d folds)", r+1, theta, acc, folds)})
 		if acc > bestAcc {
 			best, bestAcc = theta, acc
 		}
 	}
-	log.printf("repeat %d: chose ϑ = %g by cross-validation", r+1, best)
+	notify(Message{fmt.Sprintf("repeat %d: chose ϑ = %g by cross-validation", r+1, best)})
 	return []float64{best}, nil
 }

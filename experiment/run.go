@@ -7,29 +7,29 @@
 package experiment
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/internal/datadir"
+	"github.com/drknn/drknn/predict"
+	"golang.org/x/sync/errgroup"
 )
 
 // Options control where and how a run reports.
 type Options struct {
-	OutDir   string    // run folder (results.json, log, repeats/NN/…); "" writes nothing
-	Resume   bool      // continue from checkpoints in OutDir
-	Progress io.Writer // progress bar (nil: none)
-	Log      io.Writer // extra log destination besides OutDir/train.log (nil: none)
+	OutDir   string   // run folder (results.json, repeats/NN/…); "" writes nothing
+	Resume   bool     // continue from checkpoints in OutDir
+	Observer Observer // progress and log events (nil: none); see Started
 }
 
 // MethodResult is one method's accuracy over the repeats.
@@ -56,14 +56,7 @@ type EpisodeRecord struct {
 	// for "channel", the training statistics every input was mapped with
 	// (x − mean[c]) / sd[c] — a new sample must be mapped the same way
 	// before it is embedded with this episode's network.
-	Standardize *StandardizeRecord `json:"standardize,omitempty"`
-}
-
-// StandardizeRecord is the input standardisation of an episode.
-type StandardizeRecord struct {
-	Mode string    `json:"mode"`
-	Mean []float64 `json:"mean,omitempty"`
-	SD   []float64 `json:"sd,omitempty"`
+	Standardize *predict.Standardize `json:"standardize,omitempty"`
 }
 
 // Results is results.json.
@@ -99,8 +92,13 @@ func LoadData(cfg Config) (*datasets.Dataset, error) {
 	return d, nil
 }
 
-// Run runs the experiment and writes OutDir/results.json and the exports.
-func Run(cfg Config, opts Options) (*Results, error) {
+// Run runs the experiment: it reads the data set, runs the repeats in
+// parallel on cfg.Workers goroutines (RunRepeat; every repeat is a function
+// of the config and its number alone, so results do not depend on the
+// worker count) and writes OutDir/results.json. When ctx is cancelled the
+// repeats stop after their current training step, keep their checkpoints,
+// and Run returns an error wrapping ctx's without writing results.json.
+func Run(ctx context.Context, cfg Config, opts Options) (*Results, error) {
 	start := time.Now()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -109,81 +107,70 @@ func Run(cfg Config, opts Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	return RunData(cfg, d, opts, start)
+	return runData(ctx, cfg, d, opts, start)
 }
 
 // RunData is Run on a data set already in memory (the table reuses one
-// load across its cells). start is when the run's clock started.
-func RunData(cfg Config, d *datasets.Dataset, opts Options, start time.Time) (*Results, error) {
+// load across its cells).
+func RunData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options) (*Results, error) {
+	return runData(ctx, cfg, d, opts, time.Now())
+}
+
+func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, start time.Time) (res *Results, err error) {
+	notify := serial(opts.Observer)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Model.Kind == "cnn" && len(d.Shape) != 3 {
-		return nil, fmt.Errorf("model.kind = cnn needs images, but %s has samples of shape %v (use model.kind: mlp)", cfg.Dataset, d.Shape)
+	if d, err = modelData(cfg, d); err != nil {
+		return nil, err
 	}
-	if cfg.Model.Kind == "mlp" && len(d.Shape) != 1 {
-		d = flatten(d)
-	}
-	var logw io.Writer = io.Discard
 	if opts.OutDir != "" {
 		if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 			return nil, fmt.Errorf("run folder: %w", err)
 		}
-		f, err := os.OpenFile(filepath.Join(opts.OutDir, "train.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("run folder: %w", err)
-		}
-		defer f.Close()
-		logw = f
 	}
-	if opts.Log != nil {
-		logw = io.MultiWriter(logw, opts.Log)
-	}
-	log := &syncLogger{w: logw}
-	log.printf("drknn-train: %s %d-way %d-shot, %d repeats, seed %d, %d samples of shape %v", cfg.Dataset, cfg.Ways, cfg.Shots, cfg.Repeats, cfg.Seed, d.Len(), d.Shape)
+	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: cfg.Repeats,
+		Steps: cfg.Train.Steps, CVSteps: cfg.cvSteps(), Methods: cfg.methods()})
+	defer func() { notify(Finished{Results: res, Err: err}) }()
+	notify(Message{fmt.Sprintf("drknn-train: %s %d-way %d-shot, %d repeats, seed %d, %d samples of shape %v", cfg.Dataset, cfg.Ways, cfg.Shots, cfg.Repeats, cfg.Seed, d.Len(), d.Shape)})
 
 	workers := cfg.Workers
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	prog := newProgress(opts.Progress, cfg.Repeats*max(cfg.Train.Steps, 1), cfg.Repeats)
-	defer prog.finish()
-
-	outs := make([]*repeatOut, cfg.Repeats)
+	reps := make([]*Repeat, cfg.Repeats)
 	errs := make([]error, cfg.Repeats)
-	// Repeats run in parallel, each on one goroutine; every repeat is a
-	// function of (config, repeat number) alone, so results do not depend on
-	// the worker count.
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, workers)
+	// Repeats run in parallel, each on one goroutine and writing only its
+	// own slot; the first failure stops the others (their errors are then
+	// cancellations, so the reported error is the real one).
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
 	for r := 0; r < cfg.Repeats; r++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(r int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			outs[r], errs[r] = runRepeat(cfg, d, r, opts, log, prog)
-		}(r)
+		g.Go(func() error {
+			if errs[r] = gctx.Err(); errs[r] != nil {
+				return errs[r] // another repeat failed, or the run was stopped
+			}
+			o := RepeatOptions{Resume: opts.Resume, Observer: notify}
+			if opts.OutDir != "" {
+				o.Dir = filepath.Join(opts.OutDir, "repeats", fmt.Sprintf("%02d", r+1))
+			}
+			reps[r], errs[r] = RunRepeat(gctx, cfg, d, r, o)
+			return errs[r]
+		})
 	}
-	wg.Wait()
-	for r, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("repeat %d: %w", r+1, err)
-		}
+	g.Wait()
+	if err := firstError(ctx, errs); err != nil {
+		return nil, err
 	}
-	res := &Results{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: cfg.Repeats, Seed: cfg.Seed,
+	res = &Results{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: cfg.Repeats, Seed: cfg.Seed,
 		Methods: map[string]MethodResult{}, Config: cfg}
-	names := map[string]bool{}
-	for _, o := range outs {
-		res.Episodes = append(res.Episodes, o.episode)
-		for m := range o.acc {
-			names[m] = true
-		}
+	for _, rep := range reps {
+		res.Episodes = append(res.Episodes, rep.Record)
 	}
-	for m := range names {
+	for _, m := range cfg.methods() {
 		var accs []float64
-		for _, o := range outs {
-			accs = append(accs, o.acc[m])
+		for _, rep := range reps {
+			accs = append(accs, rep.Accuracy[m])
 		}
 		s, err := eval.Summarize(accs)
 		if err != nil {
@@ -199,7 +186,7 @@ func RunData(cfg Config, d *datasets.Dataset, opts Options, start time.Time) (*R
 	sort.Strings(keys)
 	for _, m := range keys {
 		r := res.Methods[m]
-		log.printf("%-18s %.4f ± %.4f", m, r.Mean, r.CI95)
+		notify(Message{fmt.Sprintf("%-18s %.4f ± %.4f", m, r.Mean, r.CI95)})
 	}
 	if opts.OutDir != "" {
 		if err := writeJSON(filepath.Join(opts.OutDir, "results.json"), res); err != nil {
@@ -207,6 +194,37 @@ func RunData(cfg Config, d *datasets.Dataset, opts Options, start time.Time) (*R
 		}
 	}
 	return res, nil
+}
+
+// firstError returns the error of the lowest-numbered repeat that failed
+// other than by cancellation, as "repeat N: …"; else ctx's cancellation.
+func firstError(ctx context.Context, errs []error) error {
+	for r, err := range errs {
+		if err != nil && !errStopped(err) {
+			return fmt.Errorf("repeat %d: %w", r+1, err)
+		}
+	}
+	for r, err := range errs {
+		if err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("interrupted: %w", err)
+			}
+			return fmt.Errorf("repeat %d: %w", r+1, err)
+		}
+	}
+	return nil
+}
+
+// cvSteps is the number of training steps of one repeat's cross-validation.
+func (c *Config) cvSteps() int {
+	if len(c.Train.ThetaGrid) == 0 {
+		return 0
+	}
+	folds := c.Train.CVFolds
+	if n := c.Ways * c.Shots; folds == 0 || folds > n {
+		folds = n
+	}
+	return len(c.Train.ThetaGrid) * folds * c.Train.Steps
 }
 
 // MarshalJSON writes NaN confidence half-widths (one repeat) as null.
@@ -231,19 +249,16 @@ func writeJSON(path string, v any) error {
 	return atomicfile.WriteBytes(path, append(b, '\n'))
 }
 
-func flatten(d *datasets.Dataset) *datasets.Dataset {
-	c := *d
-	c.Shape = []int{d.SampleSize()}
-	return &c
-}
-
-type syncLogger struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *syncLogger) printf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	fmt.Fprintf(l.w, time.Now().Format("15:04:05 ")+format+"\n", args...)
+// modelData checks the samples' shape against model.kind and flattens
+// images into feature rows for an MLP.
+func modelData(cfg Config, d *datasets.Dataset) (*datasets.Dataset, error) {
+	switch {
+	case cfg.Model.Kind == "cnn" && len(d.Shape) != 3:
+		return nil, fmt.Errorf("model.kind = cnn needs images, but %s has samples of shape %v (use model.kind: mlp)", cfg.Dataset, d.Shape)
+	case cfg.Model.Kind == "mlp" && len(d.Shape) != 1:
+		c := *d
+		c.Shape = []int{d.SampleSize()}
+		return &c, nil
+	}
+	return d, nil
 }

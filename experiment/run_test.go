@@ -25,7 +25,7 @@ func synthConfig(t *testing.T, sets ...string) Config {
 func TestRunExportReproducesAccuracy(t *testing.T) {
 	dir := t.TempDir()
 	cfg := synthConfig(t)
-	res, err := Run(cfg, Options{OutDir: dir})
+	res, err := Run(t.Context(), cfg, Options{OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,11 +74,11 @@ func TestRunExportReproducesAccuracy(t *testing.T) {
 }
 
 func TestRunDeterministicAcrossWorkers(t *testing.T) {
-	a, err := Run(synthConfig(t, "workers=1", "train.steps=5"), Options{})
+	a, err := Run(t.Context(), synthConfig(t, "workers=1", "train.steps=5"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Run(synthConfig(t, "workers=2", "train.steps=5"), Options{})
+	b, err := Run(t.Context(), synthConfig(t, "workers=2", "train.steps=5"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +101,11 @@ func TestRunDeterministicAcrossWorkers(t *testing.T) {
 // Dr.k-NN accuracy (mean of 4 repeats) beats the same untrained network.
 func TestTrainingBeatsUntrained(t *testing.T) {
 	sets := []string{"repeats=4", "data.synthetic=60", "queries=100", "eval.methods=[drknn]"}
-	trained, err := Run(synthConfig(t, append(sets, "train.steps=40")...), Options{})
+	trained, err := Run(t.Context(), synthConfig(t, append(sets, "train.steps=40")...), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	untrained, err := Run(synthConfig(t, append(sets, "train.steps=0")...), Options{})
+	untrained, err := Run(t.Context(), synthConfig(t, append(sets, "train.steps=0")...), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestMNISTShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(cfg, Options{OutDir: t.TempDir()})
+	res, err := Run(t.Context(), cfg, Options{OutDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,14 +150,14 @@ func ints(x []int64) []int {
 func TestResumeReproducesRun(t *testing.T) {
 	dir := t.TempDir()
 	cfg := synthConfig(t, "train.steps=6", "train.checkpoint_every=3", "eval.methods=[drknn,embedding_knn]")
-	a, err := Run(cfg, Options{OutDir: dir})
+	a, err := Run(t.Context(), cfg, Options{OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, "results.json")); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Run(cfg, Options{OutDir: dir, Resume: true})
+	b, err := Run(t.Context(), cfg, Options{OutDir: dir, Resume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestResumeReproducesRun(t *testing.T) {
 		}
 	}
 	other := synthConfig(t, "train.steps=6", "train.checkpoint_every=3", "train.lr=0.02", "eval.methods=[drknn]")
-	if _, err := Run(other, Options{OutDir: dir, Resume: true}); err == nil {
+	if _, err := Run(t.Context(), other, Options{OutDir: dir, Resume: true}); err == nil {
 		t.Fatal("resume accepted checkpoints written under another config")
 	}
 }

@@ -2,9 +2,10 @@ package experiment
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,13 +21,13 @@ import (
 
 // TableOptions control a run of the paper's Table 1.
 type TableOptions struct {
-	OutDir     string    // table.md, table.csv and cells/<cell>/… go here
-	ConfigDir  string    // folder of the per-data-set configs (default "configs")
-	Quick      bool      // 1 repeat, few steps, 200 queries: a smoke test of every cell
-	Sets       []string  // overrides applied to every cell after the quick settings
-	Only       []string  // run only these cells ("mnist-2w5s", or a data set name); empty = all
-	Progress   io.Writer // one line per finished cell (nil: none)
-	CommitInfo string    // commit and machine line for table.md
+	OutDir     string   // table.md, table.csv and cells/<cell>/… go here
+	ConfigDir  string   // folder of the per-data-set configs (default "configs")
+	Quick      bool     // 1 repeat, few steps, 200 queries: a smoke test of every cell
+	Sets       []string // overrides applied to every cell after the quick settings
+	Only       []string // run only these cells ("mnist-2w5s", or a data set name); empty = all
+	Observer   Observer // CellStarted/CellDone per cell, and each cell's run events (nil: none)
+	CommitInfo string   // commit and machine line for table.md
 }
 
 // CellOutcome is one column of the table.
@@ -69,12 +70,17 @@ func wanted(only []string, c eval.Column) bool {
 }
 
 // RunTable runs every runnable cell of the paper's Table 1 (data set × M × K)
-// with its config, all methods, and writes table.md and table.csv. Cells
-// whose data cannot be read are reported as skipped with the reason. Each
-// cell's repeats run in parallel (config key workers); results never depend
-// on the worker count.
-func RunTable(opts TableOptions) ([]CellOutcome, error) {
+// with its config, all methods, and writes table.md and table.csv. A cell
+// whose data set is absent (datasets.ErrNotFound) is skipped and reported
+// with the reason; a data set that is there but unreadable fails the run
+// with the reader's message. Each cell's repeats run in parallel (config
+// key workers); results never depend on the worker count. When ctx is
+// cancelled the running cell stops after its current training step
+// (keeping its checkpoints) and RunTable returns an error without writing
+// the table.
+func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 	start := time.Now()
+	notify := serial(opts.Observer)
 	if opts.ConfigDir == "" {
 		opts.ConfigDir = "configs"
 	}
@@ -112,24 +118,23 @@ func RunTable(opts TableOptions) ([]CellOutcome, error) {
 			}
 		}
 		if err := loadErr[key]; err != nil {
+			if !errors.Is(err, datasets.ErrNotFound) {
+				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+			}
 			o.Skipped = "data not available: " + strings.ReplaceAll(err.Error(), "\n", " ")
 			outs = append(outs, o)
-			if opts.Progress != nil {
-				fmt.Fprintf(opts.Progress, "%-20s skipped: %s\n", o.Name, o.Skipped)
-			}
+			notify(CellDone{o})
 			continue
 		}
-		cellStart := time.Now()
-		res, err := RunData(cfg, d, Options{OutDir: filepath.Join(opts.OutDir, "cells", o.Name)}, cellStart)
+		dir := filepath.Join(opts.OutDir, "cells", o.Name)
+		notify(CellStarted{Name: o.Name, Dir: dir, Config: o.Config})
+		res, err := RunData(ctx, cfg, d, Options{OutDir: dir, Observer: notify})
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}
 		o.Results = res
 		outs = append(outs, o)
-		if opts.Progress != nil {
-			paper, _ := eval.PaperAccuracy("drknn", col)
-			fmt.Fprintf(opts.Progress, "%-20s drknn %.3f (paper %.3f)  %5.1fs\n", o.Name, res.Methods["drknn"].Mean, paper, res.Seconds)
-		}
+		notify(CellDone{o})
 	}
 	wall := time.Since(start)
 	if err := writeTable(opts, outs, wall); err != nil {

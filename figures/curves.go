@@ -250,21 +250,7 @@ func fixLogRange(a *plot.Axis, lo, hi float64) {
 
 // Charts draws the charts side by side as a width×height PNG.
 func Charts(w io.Writer, charts []Chart, width, height int) error {
-	if len(charts) == 0 {
-		return inputf("no charts")
-	}
-	if err := checkSize(width, height); err != nil {
-		return err
-	}
-	row := make([]*plot.Plot, len(charts))
-	for i := range charts {
-		p, err := charts[i].plot()
-		if err != nil {
-			return err
-		}
-		row[i] = p
-	}
-	return renderGrid(w, [][]*plot.Plot{row}, width, height)
+	return renderRow(w, "charts", len(charts), func(i int) (*plot.Plot, error) { return charts[i].plot() }, width, height)
 }
 
 // DefaultKs and DefaultBandwidths are the sweeps of Appendix C: k = 1…8

@@ -59,6 +59,26 @@ func checkSize(width, height int) error {
 	return nil
 }
 
+// renderRow draws n plots side by side, plot i made by build(i), as a
+// width×height PNG; what names the plots in the error for n = 0.
+func renderRow(w io.Writer, what string, n int, build func(i int) (*plot.Plot, error), width, height int) error {
+	if n == 0 {
+		return inputf("no %s", what)
+	}
+	if err := checkSize(width, height); err != nil {
+		return err
+	}
+	row := make([]*plot.Plot, n)
+	for i := range row {
+		p, err := build(i)
+		if err != nil {
+			return err
+		}
+		row[i] = p
+	}
+	return renderGrid(w, [][]*plot.Plot{row}, width, height)
+}
+
 // renderGrid draws plots in a rows×cols grid on a width×height canvas and
 // encodes it as PNG.
 func renderGrid(w io.Writer, plots [][]*plot.Plot, width, height int) (err error) {

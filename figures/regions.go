@@ -204,21 +204,7 @@ func regionPlot(p *Panel) (*plot.Plot, error) {
 // DecisionRegions draws the panels side by side (Figure 5 of the paper:
 // Dr.k-NN, PCA+k-NN, SVD+k-NN and NCA on 2-D points) as a width×height PNG.
 func DecisionRegions(w io.Writer, panels []Panel, width, height int) error {
-	if len(panels) == 0 {
-		return inputf("no panels")
-	}
-	if err := checkSize(width, height); err != nil {
-		return err
-	}
-	row := make([]*plot.Plot, len(panels))
-	for i := range panels {
-		pl, err := regionPlot(&panels[i])
-		if err != nil {
-			return err
-		}
-		row[i] = pl
-	}
-	return renderGrid(w, [][]*plot.Plot{row}, width, height)
+	return renderRow(w, "panels", len(panels), func(i int) (*plot.Plot, error) { return regionPlot(&panels[i]) }, width, height)
 }
 
 // Project2D maps raw training and query samples (n×d and nq×d) to 2-D

@@ -1,8 +1,10 @@
-// Package predict classifies new inputs with a model exported by
-// drknn-train: it reads an export folder (training embeddings and labels,
-// the least-favourable distributions P*, the network weights and
-// manifest.json), turns images, feature rows or embeddings into embeddings
-// with the exported network, and votes with package eval.
+// Package predict is what every consumer of a trained Dr.k-NN model calls.
+// A Model (the network, its input preprocessing, the training embeddings
+// and labels, the least-favourable distributions P* and the voting
+// settings) is built in memory with NewModel or read from an export folder
+// with Load; it turns images, feature rows or embeddings into embeddings
+// with the network and votes with package eval. The package owns the export
+// folder's format: the Manifest type, WriteExport and Load.
 //
 // Images are decoded by content (PNG or JPEG), converted to the network's
 // channel count (BT.601 luma for one channel, R, G, B planes for three),
@@ -15,12 +17,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 
 	"github.com/drknn/drknn/datasets"
-	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/model"
 )
@@ -29,39 +34,127 @@ import (
 // exported model (wrong shapes, channels, values).
 var ErrInput = errors.New("input does not fit the model")
 
-// Manifest is the part of an export folder's manifest.json that prediction
-// reads. Field names match the JSON written by package experiment (the
-// embedded training configuration uses Go field names, matched
-// case-insensitively).
+// ExportFormat is the version of the export folder layout this build
+// writes and reads.
+const ExportFormat = 1
+
+// Manifest is an export folder's manifest.json: what the model is, how it
+// was made and which files hold it. Package experiment fills it and
+// WriteExport writes it; Load reads it. The experiment configuration and
+// the episode are recorded whole (RecordedConfig, RecordedEpisode), with the
+// settings prediction reads decoded.
 type Manifest struct {
-	Format int `json:"format"`
-	Config struct {
-		Dataset string
-		Data    struct {
-			Grey bool
-			Size int
-		}
-		Train struct {
-			Metric string
-		}
-		Eval struct {
-			K         int
-			Tau       float64
-			Bandwidth float64
-		}
-	} `json:"config"`
-	// Episode.Standardize is the input standardisation the model was
-	// trained with (data.standardize); nil or mode "none" when off.
-	Episode struct {
-		Standardize *Standardize `json:"standardize"`
-	} `json:"episode"`
-	Model      model.Config      `json:"model"`
-	Theta      []float64         `json:"theta"`
-	K          int               `json:"k"`
-	Metric     string            `json:"metric"`
-	Ways       int               `json:"ways"`
-	ClassNames []string          `json:"class_names"`
-	Files      map[string]string `json:"files"`
+	Format        int               `json:"format"`
+	Config        RecordedConfig    `json:"config"`
+	Model         model.Config      `json:"model"`
+	Theta         []float64         `json:"theta"`
+	ThetaRelative bool              `json:"theta_relative"`
+	CostScale     string            `json:"cost_scale"`
+	K             int               `json:"k"`
+	Metric        string            `json:"metric"`
+	Ways          int               `json:"ways"`
+	ClassNames    []string          `json:"class_names"`
+	Episode       RecordedEpisode   `json:"episode"`
+	LFD           LFDBounds         `json:"lfd"`
+	Files         map[string]string `json:"files"`
+	Versions      map[string]string `json:"versions"`
+}
+
+// LFDBounds are the certificate of the LFD solved on the training set.
+type LFDBounds struct {
+	Objective  float64 `json:"objective"`
+	LowerBound float64 `json:"lower_bound"`
+	RelGap     float64 `json:"rel_gap"`
+}
+
+// RecordedConfig is the experiment configuration an export was made with
+// (package experiment's Config), kept verbatim, with the settings that
+// prediction reads decoded (Go field names, matched case-insensitively).
+type RecordedConfig struct {
+	Dataset string
+	Data    struct {
+		Grey bool
+		Size int
+	}
+	Train struct {
+		Metric string
+	}
+	Eval struct {
+		K         int
+		Tau       float64
+		Bandwidth float64
+	}
+	Raw json.RawMessage `json:"-"` // the whole record
+}
+
+// RecordedEpisode is the record of the episode an export was trained on
+// (package experiment's EpisodeRecord), kept verbatim, with its input
+// standardisation decoded: nil or mode "none" when off.
+type RecordedEpisode struct {
+	Standardize *Standardize    `json:"standardize"`
+	Raw         json.RawMessage `json:"-"` // the whole record
+}
+
+// Record returns v (any JSON-encodable value) as a recorded configuration.
+func Record(v any) (RecordedConfig, error) {
+	var r RecordedConfig
+	return r, recordInto(v, &r)
+}
+
+// RecordEpisode returns v as a recorded episode.
+func RecordEpisode(v any) (RecordedEpisode, error) {
+	var r RecordedEpisode
+	return r, recordInto(v, &r)
+}
+
+func recordInto(v any, into json.Unmarshaler) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return into.UnmarshalJSON(b)
+}
+
+// MarshalJSON writes the whole record.
+func (c RecordedConfig) MarshalJSON() ([]byte, error) {
+	type view RecordedConfig
+	return marshalRecord(c.Raw, view(c))
+}
+
+// UnmarshalJSON keeps the record and decodes the settings prediction reads.
+func (c *RecordedConfig) UnmarshalJSON(b []byte) error {
+	type view RecordedConfig
+	return unmarshalRecord(b, (*view)(c), &c.Raw)
+}
+
+// MarshalJSON writes the whole record.
+func (e RecordedEpisode) MarshalJSON() ([]byte, error) {
+	type view RecordedEpisode
+	return marshalRecord(e.Raw, view(e))
+}
+
+// UnmarshalJSON keeps the record and decodes the standardisation.
+func (e *RecordedEpisode) UnmarshalJSON(b []byte) error {
+	type view RecordedEpisode
+	return unmarshalRecord(b, (*view)(e), &e.Raw)
+}
+
+// marshalRecord writes the kept record, or the decoded view of a record
+// made in memory.
+func marshalRecord(raw json.RawMessage, view any) ([]byte, error) {
+	if raw != nil {
+		return raw, nil
+	}
+	return json.Marshal(view)
+}
+
+// unmarshalRecord decodes b into view and keeps a copy of b in raw.
+func unmarshalRecord(b []byte, view any, raw *json.RawMessage) error {
+	if err := json.Unmarshal(b, view); err != nil {
+		return err
+	}
+	*raw = append(json.RawMessage(nil), b...)
+	return nil
 }
 
 // Standardize is an export's input standardisation: "sample" rescales
@@ -118,26 +211,26 @@ func (s *Standardize) apply(x []float32, n int, shape []int) error {
 	return nil
 }
 
-// Export is a loaded export folder.
+// Export is a loaded export folder: its manifest and the Model it holds.
 type Export struct {
-	Dir         string
-	Manifest    Manifest
-	TrainEmb    []float64 // N×D row-major
-	N, D        int
-	TrainLabels []int     // length N, values 0…M−1
-	P           []float64 // M×N, row m = P*_m
-	M           int
-	ClassNames  []string // length M
+	Dir      string
+	Manifest Manifest
+	*Model
+}
 
-	net *model.Net
+// files are the export's files by manifest key.
+var files = map[string]string{
+	"train_embeddings": "train_embeddings.npy", "train_labels": "train_labels.npy",
+	"lfd_weights": "lfd_weights.npy", "query_embeddings": "query_embeddings.npy",
+	"query_labels": "query_labels.npy", "model": "model.bin",
 }
 
 // file returns the path of a file of the export, by its manifest key.
-func (e *Export) file(key, def string) string {
+func (e *Export) file(key string) string {
 	if name, ok := e.Manifest.Files[key]; ok && name != "" && filepath.Base(name) == name {
 		return filepath.Join(e.Dir, name)
 	}
-	return filepath.Join(e.Dir, def)
+	return filepath.Join(e.Dir, files[key])
 }
 
 // Load reads and cross-checks the export folder dir: the arrays must agree
@@ -153,47 +246,64 @@ func Load(dir string) (*Export, error) {
 	if e.Manifest, err = parseManifest(b); err != nil {
 		return nil, fmt.Errorf("export %s: %w", mpath, err)
 	}
-	emb := e.file("train_embeddings", "train_embeddings.npy")
-	e.TrainEmb, e.N, e.D, err = npy.ReadMatrix(emb, true)
+	m := &Model{}
+	emb := e.file("train_embeddings")
+	m.TrainEmb, m.N, m.D, err = npy.ReadMatrix(emb, true)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	lpath := e.file("train_labels", "train_labels.npy")
+	lpath := e.file("train_labels")
 	raw, err := npy.ReadInt64(lpath)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	if len(raw) != e.N {
-		return nil, fmt.Errorf("export: %s has %d labels, %s has %d rows", lpath, len(raw), emb, e.N)
+	if len(raw) != m.N {
+		return nil, fmt.Errorf("export: %s has %d labels, %s has %d rows", lpath, len(raw), emb, m.N)
 	}
-	ppath := e.file("lfd_weights", "lfd_weights.npy")
+	ppath := e.file("lfd_weights")
 	p, pm, pn, err := npy.ReadMatrix(ppath, true)
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
-	if pn != e.N {
-		return nil, fmt.Errorf("export: %s is %d×%d, want M×n with n = %d training points", ppath, pm, pn, e.N)
+	if pn != m.N {
+		return nil, fmt.Errorf("export: %s is %d×%d, want M×n with n = %d training points", ppath, pm, pn, m.N)
 	}
-	e.P, e.M = p, pm
-	e.TrainLabels = make([]int, e.N)
+	m.P, m.M = p, pm
+	m.TrainLabels = make([]int, m.N)
 	for i, v := range raw {
-		if v < 0 || v >= int64(e.M) {
-			return nil, fmt.Errorf("export: %s: label[%d] = %d outside 0…%d (M from %s)", lpath, i, v, e.M-1, ppath)
+		if v < 0 || v >= int64(m.M) {
+			return nil, fmt.Errorf("export: %s: label[%d] = %d outside 0…%d (M from %s)", lpath, i, v, m.M-1, ppath)
 		}
-		e.TrainLabels[i] = int(v)
+		m.TrainLabels[i] = int(v)
 	}
-	if e.Manifest.Ways != 0 && e.Manifest.Ways != e.M {
-		return nil, fmt.Errorf("export: manifest says %d ways, %s has %d rows", e.Manifest.Ways, ppath, e.M)
+	man := &e.Manifest
+	if man.Ways != 0 && man.Ways != m.M {
+		return nil, fmt.Errorf("export: manifest says %d ways, %s has %d rows", man.Ways, ppath, m.M)
 	}
-	e.ClassNames = e.Manifest.ClassNames
-	if len(e.ClassNames) == 0 {
-		for m := 0; m < e.M; m++ {
-			e.ClassNames = append(e.ClassNames, fmt.Sprint(m))
+	m.ClassNames = man.ClassNames
+	if len(m.ClassNames) != 0 && len(m.ClassNames) != m.M {
+		return nil, fmt.Errorf("export: manifest names %d classes, %s has %d rows", len(m.ClassNames), ppath, m.M)
+	}
+	m.Settings = Settings{K: man.K, Tau: man.Config.Eval.Tau, Bandwidth: man.Config.Eval.Bandwidth,
+		Standardize: man.Episode.Standardize, Dataset: man.Config.Dataset}
+	if m.Settings.K == 0 {
+		m.Settings.K = man.Config.Eval.K
+	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("export %s: %w", dir, err)
+	}
+	path := e.file("model")
+	m.loadNet = func() (*model.Net, error) {
+		net, err := model.Load(path)
+		if err != nil {
+			return nil, fmt.Errorf("export: %w", err)
 		}
+		if net.Dim() != m.D {
+			return nil, fmt.Errorf("export: %s embeds to width %d, the training embeddings have %d", path, net.Dim(), m.D)
+		}
+		return net, nil
 	}
-	if len(e.ClassNames) != e.M {
-		return nil, fmt.Errorf("export: manifest names %d classes, %s has %d rows", len(e.ClassNames), ppath, e.M)
-	}
+	e.Model = m
 	return e, nil
 }
 
@@ -204,8 +314,8 @@ func parseManifest(b []byte) (Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Manifest{}, err
 	}
-	if m.Format != 1 {
-		return Manifest{}, fmt.Errorf("format %d, this build reads format 1", m.Format)
+	if m.Format != ExportFormat {
+		return Manifest{}, fmt.Errorf("format %d, this build reads format %d", m.Format, ExportFormat)
 	}
 	if err := m.Episode.Standardize.check(m.Model.InShape); err != nil {
 		return Manifest{}, err
@@ -213,145 +323,10 @@ func parseManifest(b []byte) (Manifest, error) {
 	return m, nil
 }
 
-// Net loads the exported network (once) and checks that its embedding
-// width is that of the training embeddings.
-func (e *Export) Net() (*model.Net, error) {
-	if e.net != nil {
-		return e.net, nil
-	}
-	path := e.file("model", "model.bin")
-	net, err := model.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("export: %w", err)
-	}
-	if net.Dim() != e.D {
-		return nil, fmt.Errorf("export: %s embeds to width %d, the training embeddings have %d", path, net.Dim(), e.D)
-	}
-	e.net = net
-	return net, nil
-}
-
-// Options choose the classifier.
-type Options struct {
-	Method string // eval.MethodDrKNN (default), MethodDrKNNTruncated, MethodEmbeddingKNN or MethodKernelSmoothing
-	K      int    // neighbours; 0 means the manifest's k
-}
-
-// Methods lists the methods Classify accepts: those that vote on the
-// embeddings (the pixel baselines need raw training samples, which an
-// export does not hold).
-func Methods() []string {
-	return []string{eval.MethodDrKNN, eval.MethodDrKNNTruncated, eval.MethodEmbeddingKNN, eval.MethodKernelSmoothing}
-}
-
-// Prediction is the answer for one input.
-type Prediction struct {
-	Input string    `json:"input"`
-	Class int       `json:"class"`
-	Name  string    `json:"name"`
-	Votes []float64 `json:"votes"` // p̃_m for m = 0…M−1
-}
-
-// Classifier returns the fitted classifier the options select, configured
-// as the experiment evaluated it (k, τ and bandwidth from the manifest).
-func (e *Export) Classifier(o Options) (eval.Voter, error) {
-	method := o.Method
-	if method == "" {
-		method = eval.MethodDrKNN
-	}
-	ok := false
-	for _, m := range Methods() {
-		ok = ok || m == method
-	}
-	if !ok {
-		return nil, fmt.Errorf("method %q: want one of %v", method, Methods())
-	}
-	k := o.K
-	if k == 0 {
-		k = e.Manifest.K
-		if k == 0 {
-			k = e.Manifest.Config.Eval.K
-		}
-	}
-	if k < 1 || k > e.N {
-		return nil, fmt.Errorf("k = %d: want 1…%d (the number of training points)", k, e.N)
-	}
-	c, err := eval.New(method, eval.Settings{K: k, Tau: e.Manifest.Config.Eval.Tau,
-		Bandwidth: e.Manifest.Config.Eval.Bandwidth, Workers: 1}, e.P)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Fit(e.TrainEmb, e.N, e.D, e.TrainLabels, e.M); err != nil {
-		return nil, fmt.Errorf("%s on the exported training set: %w", method, err)
-	}
-	return c, nil
-}
-
-// Classify votes for nq embeddings q (nq×D). names labels the inputs in
-// the result (row numbers when nil).
-func (e *Export) Classify(q []float64, nq int, names []string, o Options) ([]Prediction, error) {
-	if nq < 1 {
-		return nil, fmt.Errorf("%w: no inputs", ErrInput)
-	}
-	if len(q) != nq*e.D {
-		return nil, fmt.Errorf("%w: %d values for %d embeddings of width %d", ErrInput, len(q), nq, e.D)
-	}
-	for i, v := range q {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%w: embedding %d, coordinate %d is %v", ErrInput, i/e.D, i%e.D, v)
-		}
-	}
-	if names != nil && len(names) != nq {
-		return nil, fmt.Errorf("%d names for %d inputs", len(names), nq)
-	}
-	c, err := e.Classifier(o)
-	if err != nil {
-		return nil, err
-	}
-	votes, err := c.Votes(q, nq)
-	if err != nil {
-		return nil, err
-	}
-	pred, err := c.Predict(q, nq)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Prediction, nq)
-	for i := range out {
-		name := fmt.Sprint(i)
-		if names != nil {
-			name = names[i]
-		}
-		out[i] = Prediction{Input: name, Class: pred[i], Name: e.ClassNames[pred[i]],
-			Votes: append([]float64(nil), votes[i*e.M:(i+1)*e.M]...)}
-	}
-	return out, nil
-}
-
-// Embed maps n preprocessed samples x (n×InSize of the network) to their
-// embeddings with the exported network, after the input standardisation
-// the model was trained with (x itself is not modified).
-func (e *Export) Embed(x []float32, n int) ([]float64, error) {
-	net, err := e.Net()
-	if err != nil {
-		return nil, err
-	}
-	if want := net.Config().InSize(); len(x) != n*want {
-		return nil, fmt.Errorf("%w: %d values for %d samples of %d", ErrInput, len(x), n, want)
-	}
-	if st := e.Manifest.Episode.Standardize; st != nil && st.Mode != "" && st.Mode != "none" {
-		x = append([]float32(nil), x...)
-		if err := st.apply(x, n, net.Config().InShape); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInput, err)
-		}
-	}
-	return net.Embed(x, n)
-}
-
 // Queries reads the export's query embeddings (nq×D) and their labels, the
 // episode's held-out samples as drknn-train embedded them.
 func (e *Export) Queries() (q []float64, nq int, labels []int, err error) {
-	qpath := e.file("query_embeddings", "query_embeddings.npy")
+	qpath := e.file("query_embeddings")
 	q, nq, d, err := npy.ReadMatrix(qpath, true)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("export: %w", err)
@@ -359,7 +334,7 @@ func (e *Export) Queries() (q []float64, nq int, labels []int, err error) {
 	if d != e.D {
 		return nil, 0, nil, fmt.Errorf("export: %s has width %d, the training embeddings %d", qpath, d, e.D)
 	}
-	lpath := e.file("query_labels", "query_labels.npy")
+	lpath := e.file("query_labels")
 	raw, err := npy.ReadInt64(lpath)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("export: %w", err)
@@ -375,4 +350,80 @@ func (e *Export) Queries() (q []float64, nq int, labels []int, err error) {
 		labels[i] = int(v)
 	}
 	return q, nq, labels, nil
+}
+
+// WriteExport writes model m to the folder dir (which must exist) as an
+// export: the training embeddings, labels and LFD weights, the query
+// embeddings q (nq×D) and their labels when there are queries (nq > 0),
+// the network's weights and manifest.json. The manifest's format, model,
+// k, ways, class names, files and versions are filled from m and this
+// build; the rest (the recorded configuration and episode, ϑ, the cost
+// scale, the metric, the LFD's bounds) is the caller's. Every file is
+// written through a temporary name and a rename.
+func WriteExport(dir string, m *Model, man Manifest, q []float64, nq int, queryLabels []int) error {
+	net, err := m.Net()
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if nq < 0 || len(q) != nq*m.D || len(queryLabels) != nq {
+		return fmt.Errorf("export: %d query values and %d labels for %d queries of width %d", len(q), len(queryLabels), nq, m.D)
+	}
+	man.Files = maps.Clone(files)
+	if nq == 0 {
+		delete(man.Files, "query_embeddings")
+		delete(man.Files, "query_labels")
+	}
+	path := func(key string) string { return filepath.Join(dir, files[key]) }
+	steps := []func() error{
+		func() error { return npy.WriteFloat64(path("train_embeddings"), m.TrainEmb, m.N, m.D) },
+		func() error { return npy.WriteInt64(path("train_labels"), int64s(m.TrainLabels)) },
+		func() error { return npy.WriteFloat64(path("lfd_weights"), m.P, m.M, m.N) },
+		func() error { return npy.WriteFloat64(path("query_embeddings"), q, nq, m.D) },
+		func() error { return npy.WriteInt64(path("query_labels"), int64s(queryLabels)) },
+		func() error { return net.Save(path("model")) },
+	}
+	if nq == 0 {
+		steps = append(steps[:3], steps[5])
+	}
+	for _, f := range steps {
+		if err := f(); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
+	man.Format, man.Model, man.K, man.Ways, man.ClassNames = ExportFormat, net.Config(), m.Settings.K, m.M, m.ClassNames
+	man.Versions = versions()
+	b, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return atomicfile.WriteBytes(filepath.Join(dir, "manifest.json"), append(b, '\n'))
+}
+
+func int64s(x []int) []int64 {
+	out := make([]int64, len(x))
+	for i, v := range x {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+// versions names what produced an export.
+func versions() map[string]string {
+	v := map[string]string{"go": runtime.Version(), "blas": model.BLAS,
+		"model_format": fmt.Sprint(model.FormatVersion), "export_format": fmt.Sprint(ExportFormat)}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v["drknn"] = bi.Main.Version
+		for _, dep := range bi.Deps {
+			switch dep.Path {
+			case "gorgonia.org/gorgonia", "gonum.org/v1/gonum":
+				v[dep.Path] = dep.Version
+			}
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v["commit"] = s.Value
+			}
+		}
+	}
+	return v
 }

@@ -18,15 +18,15 @@ type ImageSettings struct {
 	Invert                  bool // 1 − v after scaling (Omniglot's stroke = 1 polarity)
 }
 
-// ImageSettings returns the preprocessing for the exported network: its
+// ImageSettings returns the preprocessing for the model's network: its
 // input shape, and inversion for Omniglot models (whose reader inverts by
 // default). A network for feature rows (MLP) takes no images.
-func (e *Export) ImageSettings() (ImageSettings, error) {
-	net, err := e.Net()
+func (m *Model) ImageSettings() (ImageSettings, error) {
+	net, err := m.Net()
 	if err != nil {
 		return ImageSettings{}, err
 	}
-	return imageSettingsFor(net.Config(), e.Manifest.Config.Dataset)
+	return imageSettingsFor(net.Config(), m.Settings.Dataset)
 }
 
 func imageSettingsFor(cfg model.Config, dataset string) (ImageSettings, error) {

@@ -14,6 +14,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ type fixture struct {
 
 // makeExport trains nothing: it embeds random inputs with a freshly
 // initialised network, solves the LFD on them and writes the export folder
-// as package experiment does.
+// with WriteExport, as package experiment does.
 func makeExport(t testing.TB, cfg model.Config, dataset string, n, m, nq int) *fixture {
 	t.Helper()
 	dir := t.TempDir()
@@ -83,29 +84,19 @@ func makeExport(t testing.TB, cfg model.Config, dataset string, n, m, nq int) *f
 	for c := 0; c < m; c++ {
 		f.Names = append(f.Names, fmt.Sprintf("class-%c", 'A'+c))
 	}
-	y64 := make([]int64, n)
-	for i, v := range f.Labels {
-		y64[i] = int64(v)
-	}
-	must(t, npy.WriteFloat64(filepath.Join(dir, "train_embeddings.npy"), f.Emb, n, f.D))
-	must(t, npy.WriteInt64(filepath.Join(dir, "train_labels.npy"), y64))
-	must(t, npy.WriteFloat64(filepath.Join(dir, "lfd_weights.npy"), f.P, m, n))
-	must(t, npy.WriteFloat64(filepath.Join(dir, "query_embeddings.npy"), f.Query, nq, f.D))
-	yq := make([]int64, nq)
+	yq := make([]int, nq)
 	for i := range yq {
-		yq[i] = int64(i % m)
+		yq[i] = i % m
 	}
-	must(t, npy.WriteInt64(filepath.Join(dir, "query_labels.npy"), yq))
-	must(t, net.Save(filepath.Join(dir, "model.bin")))
-	f.Manifest = map[string]any{
-		"format": 1,
-		"config": map[string]any{"Dataset": dataset, "Eval": map[string]any{"K": 3, "Tau": 0.5, "Bandwidth": 0}},
-		"model":  net.Config(), "theta": []float64{0.2}, "k": 3, "metric": "euclidean", "ways": m,
-		"class_names": f.Names,
-		"files": map[string]string{"train_embeddings": "train_embeddings.npy", "train_labels": "train_labels.npy",
-			"lfd_weights": "lfd_weights.npy", "model": "model.bin"},
-	}
-	f.writeManifest(t)
+	model, err := NewModel(net, f.Emb, n, f.D, f.Labels, f.P, f.Names, Settings{K: 3, Tau: 0.5, Dataset: dataset})
+	must(t, err)
+	cfgRec, err := Record(map[string]any{"Dataset": dataset, "Eval": map[string]any{"K": 3, "Tau": 0.5, "Bandwidth": 0}})
+	must(t, err)
+	must(t, WriteExport(dir, model, Manifest{Config: cfgRec, Theta: []float64{0.2}, Metric: "euclidean"}, f.Query, nq, yq))
+	// The manifest as written, for tests that break it.
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	must(t, err)
+	must(t, json.Unmarshal(b, &f.Manifest))
 	return f
 }
 
@@ -610,4 +601,71 @@ func FuzzParseManifest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestModelInMemoryMatchesExport: a Model built in memory classifies like
+// the same model written with WriteExport and read back with Load; an
+// export without queries has no query files; NewModel checks its parts.
+func TestModelInMemoryMatchesExport(t *testing.T) {
+	f := makeExport(t, cnnConfig, "mnist", 9, 3, 12)
+	mem, err := NewModel(f.Net, f.Emb, f.N, f.D, f.Labels, f.P, f.Names, Settings{K: 3, Tau: 0.5, Dataset: "mnist"})
+	must(t, err)
+	e, err := Load(f.Dir)
+	must(t, err)
+	if !reflect.DeepEqual(mem.Classes(), e.Classes()) || !reflect.DeepEqual(mem.Settings, e.Settings) {
+		t.Fatalf("classes %v / %v, settings %+v / %+v", mem.Classes(), e.Classes(), mem.Settings, e.Settings)
+	}
+	for _, method := range Methods() {
+		a, err := mem.Classify(f.Query, f.NQ, nil, Options{Method: method})
+		must(t, err)
+		b, err := e.Classify(f.Query, f.NQ, nil, Options{Method: method})
+		must(t, err)
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s: in memory %+v, loaded %+v", method, a, b)
+		}
+	}
+	qa, err := mem.Embed(f.QueryX, f.NQ)
+	must(t, err)
+	qb, err := e.Embed(f.QueryX, f.NQ)
+	must(t, err)
+	if !reflect.DeepEqual(qa, qb) {
+		t.Fatal("embeddings differ between the in-memory and the loaded model")
+	}
+
+	dir := t.TempDir()
+	must(t, WriteExport(dir, mem, Manifest{}, nil, 0, nil))
+	e2, err := Load(dir)
+	must(t, err)
+	if _, err := os.Stat(filepath.Join(dir, "query_embeddings.npy")); !os.IsNotExist(err) || e2.Manifest.Files["query_labels"] != "" {
+		t.Fatalf("an export without queries has query files: %v %v", err, e2.Manifest.Files)
+	}
+	if _, _, _, err := e2.Queries(); err == nil {
+		t.Fatal("Queries of an export without queries succeeded")
+	}
+
+	for name, build := range map[string]func() (*Model, error){
+		"labels": func() (*Model, error) { return NewModel(nil, f.Emb, f.N, f.D, f.Labels[1:], f.P, nil, Settings{}) },
+		"label range": func() (*Model, error) {
+			return NewModel(nil, f.Emb, f.N, f.D, append([]int{7}, f.Labels[1:]...), f.P, nil, Settings{})
+		},
+		"P size": func() (*Model, error) { return NewModel(nil, f.Emb, f.N, f.D, f.Labels, f.P[1:], nil, Settings{}) },
+		"names": func() (*Model, error) {
+			return NewModel(nil, f.Emb, f.N, f.D, f.Labels, f.P, []string{"a"}, Settings{})
+		},
+		"width": func() (*Model, error) {
+			return NewModel(f.Net, f.Emb[:f.N*(f.D-1)], f.N, f.D-1, f.Labels, f.P, nil, Settings{})
+		},
+		"NaN": func() (*Model, error) {
+			return NewModel(nil, append([]float64{math.NaN()}, f.Emb[1:]...), f.N, f.D, f.Labels, f.P, nil, Settings{})
+		},
+	} {
+		if _, err := build(); err == nil {
+			t.Errorf("NewModel accepted bad %s", name)
+		}
+	}
+	if m, err := NewModel(nil, f.Emb, f.N, f.D, f.Labels, f.P, nil, Settings{K: 3}); err != nil || m.Classes()[2] != "2" {
+		t.Fatalf("default class names: %v %v", m, err)
+	} else if _, err := m.Embed(f.QueryX, f.NQ); err == nil {
+		t.Fatal("a model without a network embedded images")
+	}
 }

@@ -30,7 +30,7 @@ eval: {k: 3, tau: 0.5}
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	res, err := experiment.Run(cfg, experiment.Options{OutDir: dir})
+	res, err := experiment.Run(t.Context(), cfg, experiment.Options{OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

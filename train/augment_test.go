@@ -70,11 +70,7 @@ func TestTrainerAugmentResumeMatchesUninterrupted(t *testing.T) {
 	s := augSettings(6)
 	netA, a := newTestTrainer(t, d, ep, s)
 	defer a.Close()
-	for !a.Done() {
-		if _, err := a.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	finish(t, a)
 	ck := filepath.Join(t.TempDir(), "ckpt.bin")
 	_, b := newTestTrainer(t, d, ep, s)
 	defer b.Close()
@@ -91,25 +87,12 @@ func TestTrainerAugmentResumeMatchesUninterrupted(t *testing.T) {
 	if err := c.Resume(ck, "aug"); err != nil {
 		t.Fatal(err)
 	}
-	for !c.Done() {
-		if _, err := c.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wa, wc := weightsOf(netA), weightsOf(netC)
-	for i := range wa {
-		if wa[i] != wc[i] {
-			t.Fatalf("weight %d: uninterrupted %v, resumed %v", i, wa[i], wc[i])
-		}
-	}
+	finish(t, c)
+	wa := sameWeights(t, netA, netC)
 	// And augmentation changes training: the same run without it ends elsewhere.
 	netP, p := newTestTrainer(t, d, ep, trainSettings(6, 1))
 	defer p.Close()
-	for !p.Done() {
-		if _, err := p.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	finish(t, p)
 	same := true
 	for i, w := range weightsOf(netP) {
 		if w != wa[i] {

@@ -45,6 +45,29 @@ func newTestTrainer(t *testing.T, d *datasets.Dataset, ep *datasets.Episode, s S
 	return net, tr
 }
 
+// finish takes the trainer's remaining steps.
+func finish(t *testing.T, tr *Trainer) {
+	t.Helper()
+	for !tr.Done() {
+		if _, err := tr.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sameWeights fails unless the resumed net's weights equal the
+// uninterrupted one's, bit for bit, and returns the latter.
+func sameWeights(t *testing.T, uninterrupted, resumed *model.Net) []float64 {
+	t.Helper()
+	wa, wc := weightsOf(uninterrupted), weightsOf(resumed)
+	for i := range wa {
+		if wa[i] != wc[i] {
+			t.Fatalf("weight %d: uninterrupted %v, resumed %v", i, wa[i], wc[i])
+		}
+	}
+	return wa
+}
+
 func TestTrainerLowersRisk(t *testing.T) {
 	d, ep := trainFixture(t, 1)
 	_, tr := newTestTrainer(t, d, ep, trainSettings(30, 2))
@@ -80,11 +103,7 @@ func TestTrainerResumeMatchesUninterrupted(t *testing.T) {
 	d, ep := trainFixture(t, 2)
 	s := trainSettings(6, 2)
 	netA, a := newTestTrainer(t, d, ep, s)
-	for !a.Done() {
-		if _, err := a.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	finish(t, a)
 	ck := filepath.Join(t.TempDir(), "ckpt.bin")
 	_, b := newTestTrainer(t, d, ep, s)
 	for i := 0; i < 3; i++ {
@@ -103,17 +122,8 @@ func TestTrainerResumeMatchesUninterrupted(t *testing.T) {
 	if err := c.Resume(ck, "run-1"); err != nil {
 		t.Fatal(err)
 	}
-	for !c.Done() {
-		if _, err := c.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wa, wc := weightsOf(netA), weightsOf(netC)
-	for i := range wa {
-		if wa[i] != wc[i] {
-			t.Fatalf("weight %d: uninterrupted %v, resumed %v", i, wa[i], wc[i])
-		}
-	}
+	finish(t, c)
+	sameWeights(t, netA, netC)
 	ha, hc := a.History(), c.History()
 	for i := range ha {
 		if ha[i] != hc[i] {

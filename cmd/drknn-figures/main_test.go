@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -10,14 +12,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/experiment"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/optlayer"
 )
 
 func runCmd(args ...string) (int, string, string) {
 	var so, se bytes.Buffer
-	code := run(args, &so, &se)
+	code := cli.Report(&se, "drknn-figures", run(context.Background(), args, &so, &se), badInput...)
 	return code, so.String(), se.String()
 }
 
@@ -66,7 +70,7 @@ func writeExport(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, qx := toF64(tr.X), toF64(q.X)
+	x, qx := tr.Float64(), q.Float64()
 	res, err := optlayer.Solve(&optlayer.Problem{N: tr.Len(), Features: x, Dim: 2, Labels: tr.Labels, Theta: []float64{0.3}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -128,10 +132,18 @@ func TestSweepAndRegionsFromExport(t *testing.T) {
 	checkPNG(t, out, 900, 260, 100)
 }
 
+// TestRegionsTrainsAPlane: regions -config trains through the experiment
+// pipeline, so the Dr.k-NN accuracy it prints is drknn-train's for the same
+// config at d = 2.
 func TestRegionsTrainsAPlane(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "fig5.png")
-	code, so, se := runCmd("regions", "-config", filepath.Join("..", "..", "configs", "synthetic.yaml"),
-		"-set", "train.steps=3", "-set", "queries=60", "-set", "model.channels=4", "-out", out, "-width", "900", "-height", "260")
+	config := filepath.Join("..", "..", "configs", "synthetic.yaml")
+	sets := []string{"train.steps=3", "queries=60", "model.channels=4", "train.augment.shift=1"}
+	args := []string{"regions", "-config", config, "-out", out, "-width", "900", "-height", "260"}
+	for _, s := range sets {
+		args = append(args, "-set", s)
+	}
+	code, so, se := runCmd(args...)
 	if code != 0 {
 		t.Fatal(se)
 	}
@@ -139,6 +151,17 @@ func TestRegionsTrainsAPlane(t *testing.T) {
 		t.Fatalf("stdout %q", so)
 	}
 	checkPNG(t, out, 900, 260, 100)
+	cfg, err := experiment.LoadConfig(config, append(sets, "model.dim=2", "repeats=1", "eval.methods=[drknn]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := experiment.Run(t.Context(), cfg, experiment.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("drknn %.3f,", res.Methods["drknn"].PerRepeat[0]); !strings.Contains(so, want) {
+		t.Fatalf("stdout %q, want drknn-train's accuracy %q", so, want)
+	}
 }
 
 func TestCurves(t *testing.T) {

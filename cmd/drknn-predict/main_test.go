@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/model"
@@ -61,14 +63,11 @@ func newExport(t *testing.T, cfg model.Config, dataset string, n int) *export {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check(t, npy.WriteFloat64(filepath.Join(dir, "train_embeddings.npy"), emb, n, d))
-	check(t, npy.WriteInt64(filepath.Join(dir, "train_labels.npy"), y64))
-	check(t, npy.WriteFloat64(filepath.Join(dir, "lfd_weights.npy"), res.P, ways, n))
-	check(t, net.Save(filepath.Join(dir, "model.bin")))
-	man := map[string]any{"format": 1, "config": map[string]any{"Dataset": dataset, "Eval": map[string]any{"K": 3, "Tau": 0.9}},
-		"model": net.Config(), "k": 3, "ways": ways, "class_names": []string{"zero", "one"}}
-	b, _ := json.Marshal(man)
-	check(t, os.WriteFile(filepath.Join(dir, "manifest.json"), b, 0o644))
+	m, err := predict.NewModel(net, emb, n, d, labels, res.P, []string{"zero", "one"}, predict.Settings{K: 3, Tau: 0.9, Dataset: dataset})
+	check(t, err)
+	rec, err := predict.Record(map[string]any{"Dataset": dataset, "Eval": map[string]any{"K": 3, "Tau": 0.9}})
+	check(t, err)
+	check(t, predict.WriteExport(dir, m, predict.Manifest{Config: rec}, nil, 0, nil))
 	return &export{dir: dir, net: net, emb: emb, labels: labels, p: res.P, n: n, d: d}
 }
 
@@ -81,7 +80,7 @@ func check(t *testing.T, err error) {
 
 func runCmd(args ...string) (int, string, string) {
 	var so, se bytes.Buffer
-	code := run(args, &so, &se)
+	code := cli.Report(&se, "drknn-predict", run(context.Background(), args, &so, &se))
 	return code, so.String(), se.String()
 }
 

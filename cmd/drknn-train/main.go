@@ -2,9 +2,15 @@
 // configuration and exports embeddings, LFD weights and model weights.
 //
 //	drknn-train -config configs/mnist.yaml [-set key=value …] [-out DIR] [-resume] [-quiet]
+//
+// Ctrl-C stops the run after the current training step of each repeat,
+// keeps the checkpoints and writes no results.json; -resume continues it.
+// Exit status: 0 done, 1 failed, 2 bad usage or config, 130 interrupted.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,38 +19,31 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/experiment"
 )
 
-type multiFlag []string
+const usage = "usage: drknn-train -config FILE.yaml [-set key=value …] [-out DIR] [-resume] [-quiet]"
 
-func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+func main() { cli.Main("drknn-train", run, experiment.ErrConfig) }
 
-func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("drknn-train", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	config := fs.String("config", "", "experiment configuration (YAML), e.g. configs/mnist.yaml")
 	out := fs.String("out", "", "run folder (default runs/<config name>)")
 	resume := fs.Bool("resume", false, "continue a stopped run from the checkpoints in the run folder")
-	quiet := fs.Bool("quiet", false, "no progress bar or log on the terminal (the log file is still written)")
-	var sets multiFlag
+	quiet := fs.Bool("quiet", false, "no progress bar or results on the terminal (the log file is still written)")
+	var sets cli.MultiFlag
 	fs.Var(&sets, "set", "override a config key: -set train.steps=200 (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if err := cli.Parse(fs, args, usage, stderr); err != nil {
+		return err
 	}
 	if *config == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "drknn-train: usage: drknn-train -config FILE.yaml [-set key=value …] [-out DIR] [-resume] [-quiet]")
-		return 2
+		return cli.Usagef("%s", usage)
 	}
 	cfg, err := experiment.LoadConfig(*config, sets)
 	if err != nil {
-		fmt.Fprintln(stderr, "drknn-train:", err)
-		return 2
+		return err
 	}
 	dir := *out
 	if dir == "" {
@@ -52,18 +51,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if !*resume {
 		if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
-			fmt.Fprintf(stderr, "drknn-train: %s already holds a finished run; choose another -out or delete it\n", dir)
-			return 2
+			return cli.Usagef("%s already holds a finished run; choose another -out or delete it", dir)
 		}
 	}
-	opts := experiment.Options{OutDir: dir, Resume: *resume}
+	rep := &cli.Reporter{Bar: true}
 	if !*quiet {
-		opts.Progress = stderr
+		rep.Term = stderr
 	}
-	res, err := experiment.Run(cfg, opts)
+	res, err := experiment.Run(ctx, cfg, experiment.Options{OutDir: dir, Resume: *resume, Observer: rep.Observe})
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w; checkpoints kept in %s, continue with -resume", err, filepath.Join(dir, "repeats"))
+	}
+	if err == nil {
+		err = rep.Err()
+	}
 	if err != nil {
-		fmt.Fprintln(stderr, "drknn-train:", oneLine(err))
-		return 1
+		return err
 	}
 	fmt.Fprintf(stdout, "%s %d-way %d-shot, %d repeats, %.1fs → %s\n", res.Dataset, res.Ways, res.Shots, res.Repeats, res.Seconds, filepath.Join(dir, "results.json"))
 	if !*quiet {
@@ -77,7 +80,5 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	return 0
+	return nil
 }
-
-func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }

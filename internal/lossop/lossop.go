@@ -186,30 +186,42 @@ func (op *lossGradOp) Do(v ...G.Value) (G.Value, error) {
 	if len(g) != t.Shape().TotalSize() {
 		return nil, fmt.Errorf("lossop: %s grad op: cached gradient has %d values for input %v", op.spec.name, len(g), t.Shape())
 	}
-	var up float64
-	switch s := v[1].Data().(type) {
-	case float64:
-		up = s
-	case float32:
-		up = float64(s)
-	default:
-		return nil, fmt.Errorf("lossop: %s grad op upstream %v", op.spec.name, v[1])
+	out, err := ScaledGrad(g, v[1], t.Shape(), t.Dtype())
+	if err != nil {
+		return nil, fmt.Errorf("lossop: %s grad op: %w", op.spec.name, err)
 	}
-	switch t.Dtype() {
+	return out, nil
+}
+
+// ScaledGrad is the backward of a scalar loss node: the cached gradient g
+// (∂loss/∂input, float64) times the upstream scalar up, as a tensor of the
+// input's shape and dtype (float32 values are rounded once, after the
+// product).
+func ScaledGrad(g []float64, up G.Value, shape tensor.Shape, dt tensor.Dtype) (*tensor.Dense, error) {
+	var u float64
+	switch s := up.Data().(type) {
+	case float64:
+		u = s
+	case float32:
+		u = float64(s)
+	default:
+		return nil, fmt.Errorf("upstream gradient %v is not a scalar", up)
+	}
+	switch dt {
 	case tensor.Float64:
 		out := make([]float64, len(g))
 		for i, x := range g {
-			out[i] = x * up
+			out[i] = x * u
 		}
-		return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(out)), nil
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
 	case tensor.Float32:
 		out := make([]float32, len(g))
 		for i, x := range g {
-			out[i] = float32(x * up)
+			out[i] = float32(x * u)
 		}
-		return tensor.New(tensor.WithShape(t.Shape().Clone()...), tensor.WithBacking(out)), nil
+		return tensor.New(tensor.WithShape(shape.Clone()...), tensor.WithBacking(out)), nil
 	}
-	return nil, fmt.Errorf("lossop: %s grad op dtype %v", op.spec.name, t.Dtype())
+	return nil, fmt.Errorf("dtype %v, want float32 or float64", dt)
 }
 func (op *lossGradOp) ReturnsPtr() bool     { return false }
 func (op *lossGradOp) CallsExtern() bool    { return false }

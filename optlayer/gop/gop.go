@@ -30,6 +30,7 @@ import (
 	"sync"
 
 	"github.com/chewxy/hm"
+	"github.com/drknn/drknn/internal/lossop"
 	"github.com/drknn/drknn/optlayer"
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -394,24 +395,15 @@ func (op *lfdGradOp) Do(v ...G.Value) (G.Value, error) {
 	}
 	if f.kind == outRisk {
 		// ∂L/∂x = upstream scalar × the gradient formed in the forward.
-		var up float64
-		switch s := v[1].Data().(type) {
-		case float64:
-			up = s
-		case float32:
-			up = float64(s)
-		default:
-			return nil, fmt.Errorf("gop: risk gradient op upstream %v", v[1])
-		}
 		g := f.st.risk.Grad
 		if len(g) != f.n*f.dim {
 			return nil, fmt.Errorf("gop: risk gradient op ran before its forward op")
 		}
-		out := make([]float64, len(g))
-		for i, x := range g {
-			out[i] = x * up
+		out, err := lossop.ScaledGrad(g, v[1], tensor.Shape{f.n, f.dim}, dt)
+		if err != nil {
+			return nil, fmt.Errorf("gop: risk gradient: %w", err)
 		}
-		return denseOf(out, dt, f.n, f.dim), nil
+		return out, nil
 	}
 	if len(f.st.solved) == 0 {
 		return nil, fmt.Errorf("gop: LFD gradient op ran before its forward op")

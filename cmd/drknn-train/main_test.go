@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drknn/drknn/cmd/internal/cli"
+	"github.com/drknn/drknn/experiment"
+)
+
+func runCmd(ctx context.Context, args ...string) (int, string, string) {
+	var so, se bytes.Buffer
+	code := cli.Report(&se, "drknn-train", run(ctx, args, &so, &se), experiment.ErrConfig)
+	return code, so.String(), se.String()
+}
+
+var synthetic = filepath.Join("..", "..", "configs", "synthetic.yaml")
+
+func TestTrainWritesResultsAndLog(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	code, so, se := runCmd(t.Context(), "-config", synthetic, "-set", "train.steps=2", "-set", "repeats=1", "-out", out, "-quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	if !strings.Contains(so, filepath.Join(out, "results.json")) || se != "" {
+		t.Fatalf("stdout %q stderr %q", so, se)
+	}
+	var res experiment.Results
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil || json.Unmarshal(b, &res) != nil || len(res.Episodes) != 1 {
+		t.Fatalf("results.json: %v %+v", err, res)
+	}
+	log, err := os.ReadFile(filepath.Join(out, "train.log"))
+	if err != nil || !strings.Contains(string(log), "drknn-train: synthetic-images 2-way 5-shot") || !strings.Contains(string(log), "repeat 1: drknn") {
+		t.Fatalf("train.log: %v\n%s", err, log)
+	}
+	// A second run into the same folder is refused without -resume.
+	if code, _, se := runCmd(t.Context(), "-config", synthetic, "-out", out, "-quiet"); code != 2 || !strings.Contains(se, "already holds a finished run") {
+		t.Fatalf("rerun: exit %d, %q", code, se)
+	}
+}
+
+// TestInterrupted: a run whose context is cancelled (Ctrl-C) exits with
+// status 130 and one line saying where the checkpoints are, and writes no
+// results.json.
+func TestInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	out := filepath.Join(t.TempDir(), "run")
+	code, so, se := runCmd(ctx, "-config", synthetic, "-set", "repeats=1", "-out", out, "-quiet")
+	if code != 130 || so != "" || strings.Count(se, "\n") != 1 || !strings.Contains(se, "continue with -resume") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, so, se)
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.json")); !os.IsNotExist(err) {
+		t.Fatal("an interrupted run wrote results.json")
+	}
+}
+
+func TestBadUsage(t *testing.T) {
+	dir := t.TempDir()
+	for name, args := range map[string][]string{
+		"no config":     {},
+		"missing file":  {"-config", filepath.Join(dir, "none.yaml")},
+		"unknown key":   {"-config", synthetic, "-set", "train.stpes=3"},
+		"bad value":     {"-config", synthetic, "-set", "ways=1"},
+		"unknown flag":  {"-config", synthetic, "-fast"},
+		"stray operand": {"-config", synthetic, "extra"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, so, se := runCmd(t.Context(), append(args, "-out", filepath.Join(dir, "out"))...)
+			if code != 2 || so != "" || strings.Count(se, "\n") != 1 || !strings.HasPrefix(se, "drknn-train: ") {
+				t.Fatalf("exit %d stdout %q stderr %q", code, so, se)
+			}
+		})
+	}
+}

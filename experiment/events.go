@@ -1,0 +1,103 @@
+package experiment
+
+import (
+	"sync"
+
+	"github.com/drknn/drknn/train"
+)
+
+// Observer receives the events of a run (Options.Observer). Library code
+// never prints: the commands render these events (a progress bar, the run's
+// log file). A run calls its observer from one goroutine at a time, in the
+// order the events happen; nil observes nothing.
+type Observer func(Event)
+
+// Event is one of Started, StepDone, UnitDone, RepeatDone, Message,
+// Finished, CellStarted and CellDone.
+type Event interface{ event() }
+
+// Started opens a run. Its work is known up front: Repeats × Steps training
+// steps of the repeats' networks, CVSteps steps of cross-validation fits and
+// Repeats × len(Methods) evaluation units, so that one progress bar over
+// training and evaluation can show an honest estimate of the time left.
+type Started struct {
+	Dir     string // run folder ("" when the run writes nothing)
+	Config  Config
+	Samples int   // samples in the data set
+	Shape   []int // shape of a sample
+	Repeats int
+	Steps   int      // Algorithm 1 steps of each repeat's network
+	CVSteps int      // steps of each repeat's cross-validation fits (train.theta_grid)
+	Methods []string // methods each repeat evaluates, in order
+}
+
+// StepDone reports one training step of repeat Repeat (0-based): of the
+// repeat's network, or of one of its cross-validation fits when CV.
+type StepDone struct {
+	Repeat int
+	CV     bool
+	Stats  train.StepStats
+}
+
+// UnitDone reports one evaluation unit: a method evaluated on a repeat's
+// queries (a network baseline's unit includes its training).
+type UnitDone struct {
+	Repeat   int
+	Method   string
+	Accuracy float64
+	Seconds  float64
+}
+
+// RepeatDone reports a finished repeat.
+type RepeatDone struct {
+	Repeat   int
+	Episode  EpisodeRecord
+	Accuracy map[string]float64
+}
+
+// Message is a line for the run's log.
+type Message struct {
+	Text string
+}
+
+// Finished closes a run: Results on success, Err otherwise (the run wrote
+// no results.json).
+type Finished struct {
+	Results *Results
+	Err     error
+}
+
+// CellStarted opens a cell of the table (the cell's own run follows).
+type CellStarted struct {
+	Name   string // e.g. "mnist-2w5s"
+	Dir    string
+	Config string // config file
+}
+
+// CellDone closes a cell of the table: run, or skipped with the reason.
+type CellDone struct {
+	Cell CellOutcome
+}
+
+func (Started) event()     {}
+func (StepDone) event()    {}
+func (UnitDone) event()    {}
+func (RepeatDone) event()  {}
+func (Message) event()     {}
+func (Finished) event()    {}
+func (CellStarted) event() {}
+func (CellDone) event()    {}
+
+// serial makes an observer safe to call from the repeats' goroutines: one
+// event at a time.
+func serial(o Observer) Observer {
+	if o == nil {
+		return func(Event) {}
+	}
+	var mu sync.Mutex
+	return func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		o(e)
+	}
+}

@@ -1,0 +1,382 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/optlayer"
+	"github.com/drknn/drknn/optlayer/gop"
+	"github.com/drknn/drknn/predict"
+	"github.com/drknn/drknn/train"
+)
+
+// The pipeline: one repeat end to end, built from parts every command calls.
+//
+//	NewEpisode → ChooseTheta → Fit (Algorithm 1) → Embed → SolveLFD →
+//	EvaluateMethod for each method → Export
+//
+// RunRepeat chains them; Run runs the repeats of a config and the table runs
+// Run for each cell; drknn-figures draws what RunRepeat returns.
+
+// Episode is a repeat's data: the M-way K-shot draw and its samples after
+// the input standardisation (data.standardize).
+type Episode struct {
+	*datasets.Episode
+	Repeat      int   // 0-based
+	Seed        int64 // draws the episode and initialises the networks
+	Train       *datasets.Dataset
+	Query       *datasets.Dataset
+	ClassNames  []string             // of Classes
+	Standardize *predict.Standardize // nil when off
+}
+
+// RepeatSeed is the seed of repeat r (0-based): it draws the episode and
+// initialises the network.
+func RepeatSeed(cfg Config, r int) int64 { return cfg.Seed + int64(r) }
+
+// NewEpisode draws repeat r's episode from d and standardises its samples
+// (copies; d is not changed) with the training samples' statistics alone.
+func NewEpisode(cfg Config, d *datasets.Dataset, r int) (*Episode, error) {
+	seed := RepeatSeed(cfg, r)
+	ep, err := datasets.NewEpisode(d, datasets.EpisodeSettings{Ways: cfg.Ways, Shots: cfg.Shots, Queries: cfg.Queries, Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	e := &Episode{Episode: ep, Repeat: r, Seed: seed, Train: d.Subset(ep.TrainIndex), Query: d.Subset(ep.QueryIndex)}
+	for _, c := range ep.Classes {
+		e.ClassNames = append(e.ClassNames, d.Classes[c])
+	}
+	if e.Standardize, err = standardize(cfg.Data.Standardize, e.Train, e.Query); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// standardize applies data.standardize to an episode's samples in place:
+// "sample" rescales each sample on its own; "channel" uses the mean and
+// standard deviation of each channel (or feature) over the training
+// samples alone, for training and query samples alike.
+func standardize(mode string, trainSet, querySet *datasets.Dataset) (*predict.Standardize, error) {
+	switch mode {
+	case "", "none":
+		return nil, nil
+	case "sample":
+		if err := datasets.StandardizeSamples(trainSet.X, trainSet.Len(), trainSet.SampleSize()); err != nil {
+			return nil, err
+		}
+		if err := datasets.StandardizeSamples(querySet.X, querySet.Len(), querySet.SampleSize()); err != nil {
+			return nil, err
+		}
+		return &predict.Standardize{Mode: mode}, nil
+	case "channel":
+		mean, sd, err := datasets.ChannelStats(trainSet.X, trainSet.Len(), trainSet.Shape)
+		if err != nil {
+			return nil, err
+		}
+		if err := datasets.StandardizeChannels(trainSet.X, trainSet.Len(), trainSet.Shape, mean, sd); err != nil {
+			return nil, err
+		}
+		if err := datasets.StandardizeChannels(querySet.X, querySet.Len(), querySet.Shape, mean, sd); err != nil {
+			return nil, err
+		}
+		return &predict.Standardize{Mode: mode, Mean: mean, SD: sd}, nil
+	}
+	return nil, fmt.Errorf("data.standardize = %q: want none, sample or channel", mode)
+}
+
+// TrainSettings is what Algorithm 1 needs from the config, for n training
+// samples, radii theta and a seed.
+func (c *Config) TrainSettings(theta []float64, seed int64, n int) train.Settings {
+	return train.Settings{Steps: c.Train.Steps, LR: c.Train.LR, Minisets: c.Train.Minisets,
+		MinisetSize: min(c.Train.MinisetSize, n), Seed: seed, Ways: c.Ways,
+		Augment: datasets.AugmentSettings{Shift: c.Train.Augment.Shift, Flip: c.Train.Augment.Flip},
+		LFD: gop.Settings{Metric: c.Metric(), Theta: theta, Normalize: c.Train.ThetaRelative,
+			Solver: c.solverSettings(), Workers: 1}}
+}
+
+func (c *Config) solverSettings() optlayer.Settings {
+	return optlayer.Settings{Epsilon: c.Train.Epsilon, Tol: c.Train.Tol}
+}
+
+// Checkpointing says where Fit saves and restores its state.
+type Checkpointing struct {
+	Path   string // checkpoint file ("" = none)
+	Key    string // identifies the run; a checkpoint with another key is refused
+	Resume bool   // continue from Path when it exists
+	Every  int    // steps between checkpoints (0 = only at the end, or when stopped)
+}
+
+// Fit trains a fresh network (initialised from seed) with Algorithm 1 on
+// the samples x of the given shape with labels y, and returns it with the
+// history of its steps. onStep (may be nil) sees every step. When ctx is
+// cancelled Fit stops after the current step, saves a checkpoint (when it
+// has one) and returns an error wrapping ctx's.
+func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, theta []float64, seed int64,
+	ck Checkpointing, onStep func(train.StepStats)) (*model.Net, []train.StepStats, error) {
+	net, err := model.New(cfg.NetConfig(shape), seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := train.NewTrainer(net, x, y, cfg.TrainSettings(theta, seed, len(y)))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tr.Close()
+	if ck.Resume && ck.Path != "" {
+		if _, err := os.Stat(ck.Path); err == nil {
+			if err := tr.Resume(ck.Path, ck.Key); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	saved := tr.StepsDone()
+	for !tr.Done() {
+		if err := ctx.Err(); err != nil {
+			if ck.Path != "" && tr.StepsDone() > saved {
+				if err := tr.SaveCheckpoint(ck.Path, ck.Key); err != nil {
+					return nil, nil, err
+				}
+			}
+			return nil, nil, fmt.Errorf("stopped after step %d of %d: %w", tr.StepsDone(), cfg.Train.Steps, context.Cause(ctx))
+		}
+		st, err := tr.Step()
+		if err != nil {
+			return nil, nil, err
+		}
+		if onStep != nil {
+			onStep(st)
+		}
+		if ck.Path != "" && (tr.Done() || (ck.Every > 0 && st.Step%ck.Every == 0)) {
+			if err := tr.SaveCheckpoint(ck.Path, ck.Key); err != nil {
+				return nil, nil, err
+			}
+			saved = tr.StepsDone()
+		}
+	}
+	return net, tr.History(), nil
+}
+
+// SolveLFD solves the LFD on embeddings e (n×dim) with the run's metric,
+// normalisation (optlayer.NormalizeCosts, as in training) and radii: the P*
+// that Dr.k-NN votes with.
+func SolveLFD(cfg Config, e []float64, n, dim int, labels []int, theta []float64) (*optlayer.Result, error) {
+	c, err := optlayer.Costs(e, n, dim, cfg.Metric())
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Train.ThetaRelative {
+		if _, err := optlayer.NormalizeCosts(c); err != nil {
+			return nil, fmt.Errorf("LFD: %w", err)
+		}
+	}
+	s := cfg.solverSettings()
+	return optlayer.Solve(&optlayer.Problem{N: n, Cost: c, Labels: labels, Theta: theta}, &s)
+}
+
+// Repeat is one repeat of an experiment, end to end: its episode, the
+// radii, the trained network and its history, the embeddings, the LFD on
+// the training set and every method's query accuracy.
+type Repeat struct {
+	Episode  *Episode
+	Theta    []float64
+	Net      *model.Net
+	History  []train.StepStats
+	TrainEmb []float64 // n×Dim, the episode's training samples
+	QueryEmb []float64 // nq×Dim, its queries
+	Dim      int
+	LFD      *optlayer.Result
+	Accuracy map[string]float64
+	Record   EpisodeRecord
+}
+
+// RepeatOptions control RunRepeat.
+type RepeatOptions struct {
+	Dir      string   // the repeat's folder: checkpoint.bin, history.json, export/ ("" writes nothing)
+	Resume   bool     // continue from Dir's checkpoint
+	Methods  []string // methods to evaluate (nil: the config's eval.methods, or all)
+	Observer Observer // must be safe for concurrent use when repeats run in parallel
+}
+
+// RunRepeat runs repeat r of the experiment cfg on the data set d: the one
+// function every command's experiment goes through. When ctx is cancelled
+// it stops after the current training step, keeping the checkpoint.
+func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o RepeatOptions) (*Repeat, error) {
+	start := time.Now()
+	notify := o.Observer
+	if notify == nil {
+		notify = func(Event) {}
+	}
+	ep, err := NewEpisode(cfg, d, r)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Repeat{Episode: ep, Accuracy: map[string]float64{}}
+	rep.Record = EpisodeRecord{Seed: ep.Seed, Classes: ep.Classes, ClassNames: ep.ClassNames, TrainIndex: ep.TrainIndex,
+		QueryIndex: ep.QueryIndex, Short: ep.Short, Standardize: ep.Standardize}
+	if rep.Theta, err = ChooseTheta(ctx, cfg, ep, notify); err != nil {
+		return nil, err
+	}
+	rep.Record.Theta = rep.Theta
+
+	ck := Checkpointing{Resume: o.Resume, Every: cfg.Train.CheckpointEvery,
+		Key: fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, cfg.Train)}
+	if o.Dir != "" {
+		if err := os.MkdirAll(filepath.Join(o.Dir, "export"), 0o755); err != nil {
+			return nil, err
+		}
+		ck.Path = filepath.Join(o.Dir, "checkpoint.bin")
+	}
+	rep.Net, rep.History, err = Fit(ctx, cfg, d.Shape, ep.Train.X, ep.TrainLabels, rep.Theta, ep.Seed, ck,
+		func(st train.StepStats) { notify(StepDone{Repeat: r, Stats: st}) })
+	if err != nil {
+		return nil, err
+	}
+	if h := rep.History; len(h) > 0 {
+		rep.Record.FinalRisk = h[len(h)-1].Risk
+		notify(Message{fmt.Sprintf("repeat %d: %d steps, risk %.4f → %.4f, last mean certified gap %.2e", r+1, len(h), h[0].Risk, rep.Record.FinalRisk, h[len(h)-1].MeanRelGap)})
+	}
+
+	rep.Dim = rep.Net.Dim()
+	if rep.TrainEmb, err = rep.Net.Embed(ep.Train.X, ep.Train.Len()); err != nil {
+		return nil, err
+	}
+	if rep.QueryEmb, err = rep.Net.Embed(ep.Query.X, ep.Query.Len()); err != nil {
+		return nil, err
+	}
+	if rep.LFD, err = SolveLFD(cfg, rep.TrainEmb, ep.Train.Len(), rep.Dim, ep.TrainLabels, rep.Theta); err != nil {
+		return nil, fmt.Errorf("LFD on the training set: %w", err)
+	}
+	rep.Record.LFDRelGap = rep.LFD.RelGap
+
+	methods := o.Methods
+	if methods == nil {
+		methods = cfg.methods()
+	}
+	// One loop over the methods: a method's error is the place to record
+	// it and go on with the others (issue 14); today it ends the repeat.
+	for _, m := range methods {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("stopped before evaluating %s: %w", m, context.Cause(ctx))
+		}
+		t0 := time.Now()
+		acc, err := rep.EvaluateMethod(cfg, m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m, err)
+		}
+		rep.Accuracy[m] = acc
+		notify(UnitDone{Repeat: r, Method: m, Accuracy: acc, Seconds: time.Since(t0).Seconds()})
+	}
+	notify(Message{fmt.Sprintf("repeat %d: drknn %.4f, embedding_knn %.4f (%d queries%s)", r+1, rep.Accuracy["drknn"], rep.Accuracy["embedding_knn"],
+		ep.Query.Len(), map[bool]string{true: ", all that remained", false: ""}[ep.Short])})
+
+	if o.Dir != "" {
+		if err := writeJSON(filepath.Join(o.Dir, "history.json"), rep.History); err != nil {
+			return nil, err
+		}
+		if err := rep.Export(filepath.Join(o.Dir, "export"), cfg); err != nil {
+			return nil, err
+		}
+	}
+	rep.Record.Seconds = time.Since(start).Seconds()
+	notify(RepeatDone{Repeat: r, Episode: rep.Record, Accuracy: rep.Accuracy})
+	return rep, nil
+}
+
+// methods lists the methods the config evaluates, in table order.
+func (c *Config) methods() []string {
+	if len(c.Eval.Methods) > 0 {
+		return c.Eval.Methods
+	}
+	return Methods()
+}
+
+// EvalSettings are the classifiers' settings of the config.
+func (c *Config) EvalSettings() eval.Settings {
+	return eval.Settings{K: c.Eval.K, Tau: c.Eval.Tau, Bandwidth: c.Eval.Bandwidth, Workers: 1}
+}
+
+// EvaluateMethod returns the query accuracy of one method on the repeat:
+// the classifiers that vote on the learned embedding (with P* for Dr.k-NN
+// and its variants), the baselines on the raw samples, and the few-shot
+// network baselines, trained here with the same body, samples and seed.
+func (rep *Repeat) EvaluateMethod(cfg Config, method string) (float64, error) {
+	ep := rep.Episode
+	n, nq := ep.Train.Len(), ep.Query.Len()
+	if eval.IsFewShot(method) {
+		return fewShotAccuracy(cfg, method, ep)
+	}
+	c, err := eval.New(method, cfg.EvalSettings(), rep.LFD.P)
+	if err != nil {
+		return 0, err
+	}
+	if eval.OnRawPixels(method) {
+		size := ep.Train.SampleSize()
+		acc, _, err := eval.Evaluate(c, ep.Train.Float64(), n, size, ep.TrainLabels, cfg.Ways, ep.Query.Float64(), nq, ep.QueryLabels)
+		return acc, err
+	}
+	acc, _, err := eval.Evaluate(c, rep.TrainEmb, n, rep.Dim, ep.TrainLabels, cfg.Ways, rep.QueryEmb, nq, ep.QueryLabels)
+	return acc, err
+}
+
+// fewShotAccuracy trains a network baseline with the same body, the same
+// M·K samples and the same seed as Dr.k-NN and classifies the same queries.
+func fewShotAccuracy(cfg Config, method string, ep *Episode) (float64, error) {
+	steps := cfg.Eval.FewShotSteps
+	if steps == 0 {
+		steps = cfg.Train.Steps
+	}
+	s := eval.DefaultFewShotSettings()
+	s.Model, s.Steps, s.LR, s.Seed, s.Workers = cfg.NetConfig(ep.Train.Shape), steps, cfg.Train.LR, ep.Seed, 1
+	f, err := eval.TrainFewShot(method, s, ep.Train.Shape, ep.Train.X, ep.TrainLabels, cfg.Ways)
+	if err != nil {
+		return 0, err
+	}
+	pred, err := f.Predict(ep.Query.X, ep.Query.Len())
+	if err != nil {
+		return 0, err
+	}
+	return eval.Accuracy(pred, ep.QueryLabels)
+}
+
+// Model is the repeat's trained classifier, as drknn-predict would load it
+// from the repeat's export.
+func (rep *Repeat) Model(cfg Config) (*predict.Model, error) {
+	ep := rep.Episode
+	return predict.NewModel(rep.Net, rep.TrainEmb, ep.Train.Len(), rep.Dim, ep.TrainLabels, rep.LFD.P, ep.ClassNames,
+		predict.Settings{K: cfg.Eval.K, Tau: cfg.Eval.Tau, Bandwidth: cfg.Eval.Bandwidth, Standardize: ep.Standardize, Dataset: cfg.Dataset})
+}
+
+// Export writes the repeat's model, queries and manifest to the folder dir
+// (predict.WriteExport).
+func (rep *Repeat) Export(dir string, cfg Config) error {
+	m, err := rep.Model(cfg)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	man := predict.Manifest{Theta: rep.Theta, ThetaRelative: cfg.Train.ThetaRelative, Metric: cfg.Train.Metric,
+		LFD: predict.LFDBounds{Objective: rep.LFD.Objective, LowerBound: rep.LFD.LowerBound, RelGap: rep.LFD.RelGap}}
+	if man.Config, err = predict.Record(cfg); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if man.Episode, err = predict.RecordEpisode(rep.Record); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	man.CostScale = "absolute"
+	if cfg.Train.ThetaRelative {
+		man.CostScale = "costs divided by their mean over the n×n training cost matrix before solving"
+	}
+	return predict.WriteExport(dir, m, man, rep.QueryEmb, rep.Episode.Query.Len(), rep.Episode.QueryLabels)
+}
+
+// errStopped reports whether err is a cancellation (Ctrl-C) rather than a
+// failure.
+func errStopped(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}

@@ -1,0 +1,229 @@
+package predict
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/model"
+)
+
+// Settings are how a Model turns inputs into votes: the classifier's
+// settings as the experiment evaluated it, and the preprocessing of new
+// inputs.
+type Settings struct {
+	K         int     // neighbours (eval.k)
+	Tau       float64 // truncation threshold of drknn_truncated (eval.tau)
+	Bandwidth float64 // kernel smoothing h (eval.bandwidth; 0 = median heuristic)
+	// Standardize is the input standardisation the network was trained
+	// with (data.standardize); nil or mode "none" when off.
+	Standardize *Standardize
+	// Dataset names the data set the model was trained on; its reader's
+	// conventions apply to new images (Omniglot's are inverted: 1 = stroke).
+	Dataset string
+}
+
+// Model is a trained Dr.k-NN classifier: the embedding network, the
+// embeddings of its training samples with their labels, the least-favourable
+// distributions P* solved on them, the class names and Settings. Build it in
+// memory with NewModel (package experiment does, from the pipeline's
+// parts) or read an export folder with Load; either way every consumer
+// classifies through the same methods.
+type Model struct {
+	TrainEmb    []float64 // N×D row-major
+	N, D        int
+	TrainLabels []int     // length N, values 0…M−1
+	P           []float64 // M×N, row m = P*_m
+	M           int
+	ClassNames  []string // length M
+	Settings    Settings
+
+	net     *model.Net
+	loadNet func() (*model.Net, error) // reads the network on first use (exports)
+}
+
+// NewModel checks and assembles a model in memory. net may be nil for a
+// model that classifies embeddings only; the slices are kept, not copied.
+// Class names default to "0"…"M−1".
+func NewModel(net *model.Net, trainEmb []float64, n, d int, labels []int, p []float64, classNames []string, s Settings) (*Model, error) {
+	m := &Model{TrainEmb: trainEmb, N: n, D: d, TrainLabels: labels, P: p, ClassNames: classNames, Settings: s, net: net}
+	if n < 1 || d < 1 || len(trainEmb) != n*d {
+		return nil, fmt.Errorf("model: %d embedding values for %d training points of width %d", len(trainEmb), n, d)
+	}
+	if len(labels) != n {
+		return nil, fmt.Errorf("model: %d labels for %d training points", len(labels), n)
+	}
+	if len(p) == 0 || len(p)%n != 0 {
+		return nil, fmt.Errorf("model: %d LFD weights for %d training points", len(p), n)
+	}
+	m.M = len(p) / n
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if net != nil && net.Dim() != d {
+		return nil, fmt.Errorf("model: the network embeds to width %d, the training embeddings have %d", net.Dim(), d)
+	}
+	return m, nil
+}
+
+// check validates labels, names, values and settings against N, D and M.
+func (m *Model) check() error {
+	for i, v := range m.TrainLabels {
+		if v < 0 || v >= m.M {
+			return fmt.Errorf("label[%d] = %d outside 0…%d", i, v, m.M-1)
+		}
+	}
+	for i, v := range m.TrainEmb {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("training embedding %d, coordinate %d is %v", i/m.D, i%m.D, v)
+		}
+	}
+	for i, v := range m.P {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("P*[%d][%d] is %v", i/m.N, i%m.N, v)
+		}
+	}
+	if len(m.ClassNames) == 0 {
+		for c := 0; c < m.M; c++ {
+			m.ClassNames = append(m.ClassNames, fmt.Sprint(c))
+		}
+	}
+	if len(m.ClassNames) != m.M {
+		return fmt.Errorf("%d class names for %d classes", len(m.ClassNames), m.M)
+	}
+	if m.Settings.K < 0 {
+		return fmt.Errorf("k = %d", m.Settings.K)
+	}
+	return nil
+}
+
+// Classes returns the class names, in the order of the votes.
+func (m *Model) Classes() []string { return slices.Clone(m.ClassNames) }
+
+// Net returns the embedding network (read from the export on first use) and
+// checks that its embedding width is that of the training embeddings.
+func (m *Model) Net() (*model.Net, error) {
+	if m.net != nil {
+		return m.net, nil
+	}
+	if m.loadNet == nil {
+		return nil, errors.New("this model has no network: it classifies embeddings only")
+	}
+	net, err := m.loadNet()
+	if err != nil {
+		return nil, err
+	}
+	m.net = net
+	return net, nil
+}
+
+// Options choose the classifier.
+type Options struct {
+	Method string // eval.MethodDrKNN (default), MethodDrKNNTruncated, MethodEmbeddingKNN or MethodKernelSmoothing
+	K      int    // neighbours; 0 means the model's
+}
+
+// Methods lists the methods Classify accepts: those that vote on the
+// embeddings (the pixel baselines need raw training samples, which a model
+// does not hold).
+func Methods() []string {
+	return []string{eval.MethodDrKNN, eval.MethodDrKNNTruncated, eval.MethodEmbeddingKNN, eval.MethodKernelSmoothing}
+}
+
+// Prediction is the answer for one input.
+type Prediction struct {
+	Input string    `json:"input"`
+	Class int       `json:"class"`
+	Name  string    `json:"name"`
+	Votes []float64 `json:"votes"` // p̃_m for m = 0…M−1
+}
+
+// Classifier returns the fitted classifier the options select, configured
+// as the experiment evaluated it (k, τ and bandwidth from Settings).
+func (m *Model) Classifier(o Options) (eval.Voter, error) {
+	method := o.Method
+	if method == "" {
+		method = eval.MethodDrKNN
+	}
+	if !slices.Contains(Methods(), method) {
+		return nil, fmt.Errorf("method %q: want one of %v", method, Methods())
+	}
+	k := o.K
+	if k == 0 {
+		k = m.Settings.K
+	}
+	if k < 1 || k > m.N {
+		return nil, fmt.Errorf("k = %d: want 1…%d (the number of training points)", k, m.N)
+	}
+	c, err := eval.New(method, eval.Settings{K: k, Tau: m.Settings.Tau, Bandwidth: m.Settings.Bandwidth, Workers: 1}, m.P)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Fit(m.TrainEmb, m.N, m.D, m.TrainLabels, m.M); err != nil {
+		return nil, fmt.Errorf("%s on the training set: %w", method, err)
+	}
+	return c, nil
+}
+
+// Classify votes for nq embeddings q (nq×D). names labels the inputs in
+// the result (row numbers when nil).
+func (m *Model) Classify(q []float64, nq int, names []string, o Options) ([]Prediction, error) {
+	if nq < 1 {
+		return nil, fmt.Errorf("%w: no inputs", ErrInput)
+	}
+	if len(q) != nq*m.D {
+		return nil, fmt.Errorf("%w: %d values for %d embeddings of width %d", ErrInput, len(q), nq, m.D)
+	}
+	for i, v := range q {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("%w: embedding %d, coordinate %d is %v", ErrInput, i/m.D, i%m.D, v)
+		}
+	}
+	if names != nil && len(names) != nq {
+		return nil, fmt.Errorf("%d names for %d inputs", len(names), nq)
+	}
+	c, err := m.Classifier(o)
+	if err != nil {
+		return nil, err
+	}
+	votes, err := c.Votes(q, nq)
+	if err != nil {
+		return nil, err
+	}
+	pred, err := c.Predict(q, nq)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Prediction, nq)
+	for i := range out {
+		name := fmt.Sprint(i)
+		if names != nil {
+			name = names[i]
+		}
+		out[i] = Prediction{Input: name, Class: pred[i], Name: m.ClassNames[pred[i]],
+			Votes: append([]float64(nil), votes[i*m.M:(i+1)*m.M]...)}
+	}
+	return out, nil
+}
+
+// Embed maps n preprocessed samples x (n×InSize of the network) to their
+// embeddings with the model's network, after the input standardisation
+// the model was trained with (x itself is not modified).
+func (m *Model) Embed(x []float32, n int) ([]float64, error) {
+	net, err := m.Net()
+	if err != nil {
+		return nil, err
+	}
+	if want := net.Config().InSize(); len(x) != n*want {
+		return nil, fmt.Errorf("%w: %d values for %d samples of %d", ErrInput, len(x), n, want)
+	}
+	if st := m.Settings.Standardize; st != nil && st.Mode != "" && st.Mode != "none" {
+		x = append([]float32(nil), x...)
+		if err := st.apply(x, n, net.Config().InShape); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
+	}
+	return net.Embed(x, n)
+}
