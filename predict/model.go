@@ -167,19 +167,42 @@ func (m *Model) Classifier(o Options) (eval.Voter, error) {
 	return c, nil
 }
 
-// Classify votes for nq embeddings q (nq×D). names labels the inputs in
-// the result (row numbers when nil).
-func (m *Model) Classify(q []float64, nq int, names []string, o Options) ([]Prediction, error) {
+// checkEmbeddings reports embeddings that do not fit the model.
+func (m *Model) checkEmbeddings(q []float64, nq int) error {
 	if nq < 1 {
-		return nil, fmt.Errorf("%w: no inputs", ErrInput)
+		return fmt.Errorf("%w: no inputs", ErrInput)
 	}
 	if len(q) != nq*m.D {
-		return nil, fmt.Errorf("%w: %d values for %d embeddings of width %d", ErrInput, len(q), nq, m.D)
+		return fmt.Errorf("%w: %d values for %d embeddings of width %d", ErrInput, len(q), nq, m.D)
 	}
 	for i, v := range q {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("%w: embedding %d, coordinate %d is %v", ErrInput, i/m.D, i%m.D, v)
+			return fmt.Errorf("%w: embedding %d, coordinate %d is %v", ErrInput, i/m.D, i%m.D, v)
 		}
+	}
+	return nil
+}
+
+// Proba returns the class probabilities of nq embeddings q (nq×D) under
+// the classifier o selects: nq rows of M values, each non-negative and
+// summing to 1, in the order of Classes (eval.Voter.Proba; for Dr.k-NN the
+// LFD-weighted vote normalised over the classes).
+func (m *Model) Proba(q []float64, nq int, o Options) ([]float64, error) {
+	if err := m.checkEmbeddings(q, nq); err != nil {
+		return nil, err
+	}
+	c, err := m.Classifier(o)
+	if err != nil {
+		return nil, err
+	}
+	return c.Proba(q, nq)
+}
+
+// Classify votes for nq embeddings q (nq×D). names labels the inputs in
+// the result (row numbers when nil).
+func (m *Model) Classify(q []float64, nq int, names []string, o Options) ([]Prediction, error) {
+	if err := m.checkEmbeddings(q, nq); err != nil {
+		return nil, err
 	}
 	if names != nil && len(names) != nq {
 		return nil, fmt.Errorf("%d names for %d inputs", len(names), nq)

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -623,6 +624,24 @@ func TestModelInMemoryMatchesExport(t *testing.T) {
 		if !reflect.DeepEqual(a, b) {
 			t.Fatalf("%s: in memory %+v, loaded %+v", method, a, b)
 		}
+	}
+	for _, method := range Methods() {
+		p, err := mem.Proba(f.Query, f.NQ, Options{Method: method})
+		must(t, err)
+		preds, err := mem.Classify(f.Query, f.NQ, nil, Options{Method: method})
+		must(t, err)
+		for i, pr := range preds {
+			row, sum := p[i*f.M:(i+1)*f.M], 0.0
+			for _, v := range row {
+				sum += v
+			}
+			if math.Abs(sum-1) > 1e-12 || row[pr.Class] < slices.Max(row)-1e-9 { // ties go by the tie rule
+				t.Fatalf("%s query %d: probabilities %v (sum %v), predicted class %d", method, i, row, sum, pr.Class)
+			}
+		}
+	}
+	if _, err := mem.Proba(f.Query[:3], 1, Options{}); !errors.Is(err, ErrInput) {
+		t.Fatalf("Proba of a short embedding: %v", err)
 	}
 	qa, err := mem.Embed(f.QueryX, f.NQ)
 	must(t, err)

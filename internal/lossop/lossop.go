@@ -3,8 +3,10 @@
 // gradient: the forward pass calls the loss function, the backward op hands
 // the cached gradient (times the upstream scalar) back to the graph. The
 // few-shot baselines' episodic losses (package eval) use it; the trainer's
-// worst-case risk goes through the LFD layer's own op, optlayer/gop. Each Loss is one op instance; its
-// address is part of the op's hash, so two losses are never merged.
+// worst-case risk goes through the LFD layer's own op, optlayer/gop, which
+// shares this package's op plumbing (Pure, Hashcode, ScaledGrad). Each Loss
+// is one op instance; its address is part of the op's hash, so two losses
+// are never merged.
 package lossop
 
 import (
@@ -24,7 +26,25 @@ import (
 // gradient (times the upstream scalar) back to the graph. The spec's
 // address is part of the hash so two fits' ops are never merged.
 type lossOp struct {
+	Pure
 	spec *Loss
+}
+
+// Pure gives a Gorgonia op the answers of an op computed in plain Go: it
+// returns a new value, calls no external code and overwrites no input.
+// Embed it in the op's struct.
+type Pure struct{}
+
+func (Pure) ReturnsPtr() bool     { return false }
+func (Pure) CallsExtern() bool    { return false }
+func (Pure) OverwritesInput() int { return -1 }
+
+// Hashcode is the FNV-32a hash of what op writes with WriteHash, the
+// Hashcode of a Gorgonia op.
+func Hashcode(op interface{ WriteHash(hash.Hash) }) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
 }
 
 // Func computes a scalar loss of the n×d row-major matrix e and its
@@ -124,17 +144,10 @@ func (op *lossOp) Do(v ...G.Value) (G.Value, error) {
 	}
 	return G.NewF64(loss), nil
 }
-func (op *lossOp) ReturnsPtr() bool     { return false }
-func (op *lossOp) CallsExtern() bool    { return false }
-func (op *lossOp) OverwritesInput() int { return -1 }
 func (op *lossOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "drknn.loss(%s,%p)", op.spec.name, op.spec)
 }
-func (op *lossOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op *lossOp) Hashcode() uint32   { return Hashcode(op) }
 func (op *lossOp) String() string     { return op.spec.name }
 func (op *lossOp) DiffWRT(int) []bool { return []bool{true} }
 func (op *lossOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
@@ -150,6 +163,7 @@ func (op *lossOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 
 // lossGradOp returns the cached ∂loss/∂E times the upstream scalar.
 type lossGradOp struct {
+	Pure
 	spec *Loss
 }
 
@@ -223,15 +237,8 @@ func ScaledGrad(g []float64, up G.Value, shape tensor.Shape, dt tensor.Dtype) (*
 	}
 	return nil, fmt.Errorf("dtype %v, want float32 or float64", dt)
 }
-func (op *lossGradOp) ReturnsPtr() bool     { return false }
-func (op *lossGradOp) CallsExtern() bool    { return false }
-func (op *lossGradOp) OverwritesInput() int { return -1 }
 func (op *lossGradOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "drknn.lossGrad(%s,%p)", op.spec.name, op.spec)
 }
-func (op *lossGradOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
-func (op *lossGradOp) String() string { return op.spec.name + "Grad" }
+func (op *lossGradOp) Hashcode() uint32 { return Hashcode(op) }
+func (op *lossGradOp) String() string   { return op.spec.name + "Grad" }

@@ -25,7 +25,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash"
-	"hash/fnv"
 	"math"
 	"sync"
 
@@ -207,6 +206,7 @@ type lfdState struct {
 }
 
 type lfdOp struct {
+	lossop.Pure
 	kind      output
 	cost      bool
 	n, dim, m int
@@ -303,10 +303,6 @@ func (op *lfdOp) Do(v ...G.Value) (G.Value, error) {
 	return denseOf(append([]float64(nil), sv[0].res.PReg...), dt, op.m, op.n), nil
 }
 
-func (op *lfdOp) ReturnsPtr() bool     { return false }
-func (op *lfdOp) CallsExtern() bool    { return false }
-func (op *lfdOp) OverwritesInput() int { return -1 }
-
 func (op *lfdOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "drknn.gop.LFD(out=%d,cost=%t,n=%d,dim=%d,m=%d,metric=%d,norm=%t,", op.kind, op.cost, op.n, op.dim, op.m, op.s.Metric, op.s.Normalize)
 	var b [8]byte
@@ -335,11 +331,7 @@ func (op *lfdOp) WriteHash(h hash.Hash) {
 	h.Write([]byte(")"))
 }
 
-func (op *lfdOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
+func (op *lfdOp) Hashcode() uint32 { return lossop.Hashcode(op) }
 
 func (op *lfdOp) String() string {
 	switch {
@@ -365,7 +357,10 @@ func (op *lfdOp) SymDiff(in G.Nodes, out, grad *G.Node) (G.Nodes, error) {
 }
 
 // lfdGradOp maps (x, ∂L/∂output) to ∂L/∂x using the forward's answers.
-type lfdGradOp struct{ fwd *lfdOp }
+type lfdGradOp struct {
+	lossop.Pure
+	fwd *lfdOp
+}
 
 func (op *lfdGradOp) Arity() int { return 2 }
 func (op *lfdGradOp) Type() hm.Type {
@@ -419,17 +414,10 @@ func (op *lfdGradOp) Do(v ...G.Value) (G.Value, error) {
 	return denseOf(g, dt, f.n, f.dim), nil
 }
 
-func (op *lfdGradOp) ReturnsPtr() bool     { return false }
-func (op *lfdGradOp) CallsExtern() bool    { return false }
-func (op *lfdGradOp) OverwritesInput() int { return -1 }
 func (op *lfdGradOp) WriteHash(h hash.Hash) {
 	h.Write([]byte("drknn.gop.LFDGrad:"))
 	op.fwd.WriteHash(h)
 	fmt.Fprintf(h, "%p", op.fwd.st)
 }
-func (op *lfdGradOp) Hashcode() uint32 {
-	h := fnv.New32a()
-	op.WriteHash(h)
-	return h.Sum32()
-}
-func (op *lfdGradOp) String() string { return "LFDGrad" }
+func (op *lfdGradOp) Hashcode() uint32 { return lossop.Hashcode(op) }
+func (op *lfdGradOp) String() string   { return "LFDGrad" }
