@@ -2,7 +2,6 @@ package train
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,17 +70,7 @@ func TestTrainerAugmentResumeMatchesUninterrupted(t *testing.T) {
 	netA, a := newTestTrainer(t, d, ep, s)
 	defer a.Close()
 	finish(t, a)
-	ck := filepath.Join(t.TempDir(), "ckpt.bin")
-	_, b := newTestTrainer(t, d, ep, s)
-	defer b.Close()
-	for i := 0; i < 4; i++ {
-		if _, err := b.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.SaveCheckpoint(ck, "aug"); err != nil {
-		t.Fatal(err)
-	}
+	ck := checkpointAfter(t, d, ep, s, 4, "aug")
 	netC, c := newTestTrainer(t, d, ep, s)
 	defer c.Close()
 	if err := c.Resume(ck, "aug"); err != nil {

@@ -55,6 +55,24 @@ func finish(t *testing.T, tr *Trainer) {
 	}
 }
 
+// checkpointAfter takes steps steps of a fresh trainer and returns the
+// checkpoint it saved under key.
+func checkpointAfter(t *testing.T, d *datasets.Dataset, ep *datasets.Episode, s Settings, steps int, key string) string {
+	t.Helper()
+	ck := filepath.Join(t.TempDir(), "ckpt.bin")
+	_, b := newTestTrainer(t, d, ep, s)
+	defer b.Close()
+	for i := 0; i < steps; i++ {
+		if _, err := b.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.SaveCheckpoint(ck, key); err != nil {
+		t.Fatal(err)
+	}
+	return ck
+}
+
 // sameWeights fails unless the resumed net's weights equal the
 // uninterrupted one's, bit for bit, and returns the latter.
 func sameWeights(t *testing.T, uninterrupted, resumed *model.Net) []float64 {
@@ -104,16 +122,7 @@ func TestTrainerResumeMatchesUninterrupted(t *testing.T) {
 	s := trainSettings(6, 2)
 	netA, a := newTestTrainer(t, d, ep, s)
 	finish(t, a)
-	ck := filepath.Join(t.TempDir(), "ckpt.bin")
-	_, b := newTestTrainer(t, d, ep, s)
-	for i := 0; i < 3; i++ {
-		if _, err := b.Step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.SaveCheckpoint(ck, "run-1"); err != nil {
-		t.Fatal(err)
-	}
+	ck := checkpointAfter(t, d, ep, s, 3, "run-1")
 	// A fresh process: new net from the same seed, resumed from disk.
 	netC, c := newTestTrainer(t, d, ep, s)
 	if err := c.Resume(ck, "other-run"); err == nil {
