@@ -167,6 +167,11 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 // normalisation (optlayer.NormalizeCosts, as in training) and radii: the P*
 // that Dr.k-NN votes with.
 func SolveLFD(cfg Config, e []float64, n, dim int, labels []int, theta []float64) (*optlayer.Result, error) {
+	return solveLFD(cfg, e, n, dim, labels, theta, nil)
+}
+
+// solveLFD is SolveLFD with an optional warm start.
+func solveLFD(cfg Config, e []float64, n, dim int, labels []int, theta []float64, warm *optlayer.Dual) (*optlayer.Result, error) {
 	c, err := optlayer.Costs(e, n, dim, cfg.Metric())
 	if err != nil {
 		return nil, err
@@ -177,6 +182,7 @@ func SolveLFD(cfg Config, e []float64, n, dim int, labels []int, theta []float64
 		}
 	}
 	s := cfg.solverSettings()
+	s.Warm = warm
 	return optlayer.Solve(&optlayer.Problem{N: n, Cost: c, Labels: labels, Theta: theta}, &s)
 }
 
