@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/errkind"
 	"github.com/drknn/drknn/model"
@@ -33,9 +34,13 @@ type Config struct {
 	Repeats int    `yaml:"repeats" json:"repeats"`   // episodes
 	Seed    int64  `yaml:"seed" json:"seed"`
 	Workers int    `yaml:"workers" json:"workers"` // goroutines; 0 = number of CPUs. Never changes results.
-	// Protocol is how the labelled data are used. "episodes" (the paper's,
-	// and the only one so far; "" means it): each repeat draws an M-way
-	// K-shot episode and trains a fresh network on its M·K samples.
+	// Protocol is how the labelled data are used. "episodes" (the paper's;
+	// "" means it): each repeat draws an M-way K-shot episode, trains a
+	// fresh network on its M·K samples and classifies unseen queries.
+	// "paper-lung" (lung-cancer only; docs/medical-rows.md) is the same but
+	// draws the queries with replacement from all rows of the episode's
+	// classes, training rows included: the protocol that reproduces the
+	// paper's Lung Cancer figures. Table 1 never uses it.
 	Protocol string `yaml:"protocol" json:"protocol,omitempty"`
 
 	Data  DataConfig  `yaml:"data" json:"data"`
@@ -60,11 +65,19 @@ type DataConfig struct {
 	// OneHot encodes Lung Cancer's 56 nominal attributes (values 0…3) as
 	// 4 indicator features each (224 features) instead of value/3.
 	OneHot bool `yaml:"onehot" json:"onehot"`
+	// LabelNoise flips this fraction of each episode's support labels,
+	// round(rate·M·K) of them, each to another class uniformly (FlipLabels,
+	// seeded by the repeat's seed); query labels stay true. 0 = off.
+	LabelNoise float64 `yaml:"label_noise" json:"label_noise,omitempty"`
+	// Features: covid-ct "histogram" gives each image as the 64-bin
+	// histogram of its full-resolution luma instead of its pixels
+	// (datasets.ReadCOVIDCTHistogram; use model.kind identity). "" = pixels.
+	Features string `yaml:"features" json:"features,omitempty"`
 }
 
 // ModelConfig is the feature extractor.
 type ModelConfig struct {
-	Kind     string `yaml:"kind" json:"kind"`         // cnn (images) or mlp (feature rows)
+	Kind     string `yaml:"kind" json:"kind"`         // cnn (images), mlp (feature rows) or identity (no network: the input is the embedding; train.steps 0)
 	Channels int    `yaml:"channels" json:"channels"` // conv channels
 	Hidden   int    `yaml:"hidden" json:"hidden"`     // MLP hidden width
 	Dim      int    `yaml:"dim" json:"dim"`           // embedding width d
@@ -107,6 +120,11 @@ type EvalConfig struct {
 	// FewShotSteps are the Adam steps of the network baselines (matching_net,
 	// proto_net, metaoptnet, metaoptnet_rr); 0 = train.steps.
 	FewShotSteps int `yaml:"fewshot_steps" json:"fewshot_steps"`
+	// ThetaLOO, when not empty, adds the method drknn_loo: Dr.k-NN with the
+	// test-time radius chosen from these candidates by leave-one-out on the
+	// episode's support set (ChooseThetaLOO; ties keep train.theta). A
+	// single value fixes the test-time radius.
+	ThetaLOO []float64 `yaml:"theta_loo" json:"theta_loo,omitempty"`
 }
 
 // ErrConfig is wrapped by every error about a configuration: an unreadable
@@ -339,8 +357,12 @@ func (c *Config) validate() error {
 	}
 	switch c.Protocol {
 	case "", ProtocolEpisodes:
+	case ProtocolPaperLung:
+		if c.Dataset != "lung-cancer" {
+			return bad("protocol", c.Protocol, "draws Lung Cancer queries from all rows; dataset is "+c.Dataset)
+		}
 	default:
-		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "unknown; want episodes")
+		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "unknown; want episodes or paper-lung")
 	}
 	if c.Ways < 2 {
 		return bad("ways", c.Ways, "need at least 2 classes")
@@ -379,10 +401,26 @@ func (c *Config) validate() error {
 	if c.Data.OneHot && c.Dataset != "lung-cancer" {
 		return bad("data.onehot", c.Data.OneHot, "only the lung-cancer data set has nominal attributes to encode")
 	}
+	if !(c.Data.LabelNoise >= 0 && c.Data.LabelNoise < 1) {
+		return bad("data.label_noise", c.Data.LabelNoise, "a fraction of the support labels: want 0 ≤ rate < 1")
+	}
+	switch c.Data.Features {
+	case "":
+	case datasets.FeaturesHistogram:
+		if c.Dataset != "covid-ct" {
+			return bad("data.features", c.Data.Features, "only covid-ct has histogram features; dataset is "+c.Dataset)
+		}
+	default:
+		return bad("data.features", fmt.Sprintf("%q", c.Data.Features), "want histogram or none")
+	}
 	switch c.Model.Kind {
 	case "cnn", "mlp":
+	case "identity":
+		if c.Train.Steps != 0 {
+			return bad("train.steps", c.Train.Steps, "model.kind identity has no weights to train; want 0")
+		}
 	default:
-		return bad("model.kind", c.Model.Kind, "want cnn or mlp")
+		return bad("model.kind", c.Model.Kind, "want cnn, mlp or identity")
 	}
 	if c.Model.Channels < 1 {
 		return bad("model.channels", c.Model.Channels, "must be ≥ 1")
@@ -463,9 +501,20 @@ func (c *Config) validate() error {
 	if e.FewShotSteps < 0 {
 		return bad("eval.fewshot_steps", e.FewShotSteps, "must be ≥ 0 (0 = train.steps)")
 	}
+	for _, v := range e.ThetaLOO {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return bad("eval.theta_loo", e.ThetaLOO, "radii must be finite and ≥ 0")
+		}
+	}
+	if len(e.ThetaLOO) > 0 && len(t.Theta) != 1 {
+		return bad("eval.theta_loo", e.ThetaLOO, "chooses one radius for all classes; train.theta has one per class")
+	}
 	for _, m := range e.Methods {
 		if !KnownMethod(m) {
 			return bad("eval.methods", m, "unknown method; known: "+strings.Join(Methods(), ", "))
+		}
+		if m == MethodDrKNNLOO && len(e.ThetaLOO) == 0 {
+			return bad("eval.methods", m, "needs the candidate radii in eval.theta_loo")
 		}
 	}
 	return nil
@@ -474,6 +523,10 @@ func (c *Config) validate() error {
 // NetConfig is the network of the config for samples of the given shape.
 func (c *Config) NetConfig(shape []int) model.Config {
 	mc := model.Config{Kind: model.Kind(c.Model.Kind), InShape: shape, Dim: c.Model.Dim, DType: model.DType(c.Model.DType)}
+	if mc.Kind == model.Identity {
+		mc.Dim = 0 // the input is the embedding
+		return mc
+	}
 	if mc.Kind == model.CNN {
 		mc.Channels = c.Model.Channels
 	} else {
@@ -493,13 +546,31 @@ func (c *Config) Metric() optlayer.Metric {
 // ProtocolEpisodes is the paper's protocol (Config.Protocol).
 const ProtocolEpisodes = "episodes"
 
+// ProtocolPaperLung draws Lung Cancer queries with replacement from all
+// rows of the episode's classes, training rows included (Config.Protocol).
+const ProtocolPaperLung = "paper-lung"
+
+// MethodDrKNNLOO is Dr.k-NN with the test-time radius chosen by
+// leave-one-out on the support set (eval.theta_loo).
+const MethodDrKNNLOO = "drknn_loo"
+
 // maxAugmentShift bounds train.augment.shift; the trainer also checks it
 // against the image size.
 const maxAugmentShift = 16
 
 // Methods returns the result keys, in table order: the classifiers of
-// package eval, then its few-shot network baselines.
-func Methods() []string { return append(eval.Methods(), eval.FewShotMethods()...) }
+// package eval (drknn_loo after drknn), then its few-shot network
+// baselines.
+func Methods() []string {
+	var out []string
+	for _, m := range eval.Methods() {
+		out = append(out, m)
+		if m == eval.MethodDrKNN {
+			out = append(out, MethodDrKNNLOO)
+		}
+	}
+	return append(out, eval.FewShotMethods()...)
+}
 
 // KnownMethod reports whether m is a method name.
 func KnownMethod(m string) bool { return slices.Contains(Methods(), m) }

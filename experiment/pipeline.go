@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,6 +36,7 @@ type Episode struct {
 	Query       *datasets.Dataset
 	ClassNames  []string             // of Classes
 	Standardize *predict.Standardize // nil when off
+	LabelNoise  *LabelNoise          // nil when data.label_noise is off; TrainLabels are then the noisy labels
 }
 
 // RepeatSeed is the seed of repeat r (0-based): it draws the episode and
@@ -43,13 +45,29 @@ func RepeatSeed(cfg Config, r int) int64 { return cfg.Seed + int64(r) }
 
 // NewEpisode draws repeat r's episode from d and standardises its samples
 // (copies; d is not changed) with the training samples' statistics alone.
+// With protocol paper-lung the queries are then redrawn from all rows of the
+// episode's classes (paperLungQueries), and with data.label_noise the
+// support labels are flipped (FlipLabels; the true ones are kept in
+// LabelNoise).
 func NewEpisode(cfg Config, d *datasets.Dataset, r int) (*Episode, error) {
 	seed := RepeatSeed(cfg, r)
 	ep, err := datasets.NewEpisode(d, datasets.EpisodeSettings{Ways: cfg.Ways, Shots: cfg.Shots, Queries: cfg.Queries, Seed: seed})
 	if err != nil {
 		return nil, err
 	}
-	e := &Episode{Episode: ep, Repeat: r, Seed: seed, Train: d.Subset(ep.TrainIndex), Query: d.Subset(ep.QueryIndex)}
+	if cfg.Protocol == ProtocolPaperLung {
+		paperLungQueries(d, ep, cfg.Queries, seed)
+	}
+	var noise *LabelNoise
+	if cfg.Data.LabelNoise > 0 {
+		noisy, flipped, err := FlipLabels(ep.TrainLabels, cfg.Ways, cfg.Data.LabelNoise, seed)
+		if err != nil {
+			return nil, err
+		}
+		noise = &LabelNoise{Rate: cfg.Data.LabelNoise, Flipped: flipped, TrueLabels: ep.TrainLabels}
+		ep.TrainLabels = noisy
+	}
+	e := &Episode{Episode: ep, Repeat: r, Seed: seed, Train: d.Subset(ep.TrainIndex), Query: d.Subset(ep.QueryIndex), LabelNoise: noise}
 	for _, c := range ep.Classes {
 		e.ClassNames = append(e.ClassNames, d.Classes[c])
 	}
@@ -123,6 +141,9 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 	net, err := model.New(cfg.NetConfig(shape), seed)
 	if err != nil {
 		return nil, nil, err
+	}
+	if net.NumParams() == 0 { // model.kind identity: the input is the embedding
+		return net, nil, nil
 	}
 	tr, err := train.NewTrainer(net, x, y, cfg.TrainSettings(theta, seed, len(y)))
 	if err != nil {
@@ -198,6 +219,8 @@ type Repeat struct {
 	QueryEmb []float64 // nq×Dim, its queries
 	Dim      int
 	LFD      *optlayer.Result
+	ThetaLOO *ThetaChoice     // eval.theta_loo's choice (nil when off)
+	LFDLOO   *optlayer.Result // the LFD at ThetaLOO.Theta, what drknn_loo votes with
 	Accuracy map[string]float64
 	Record   EpisodeRecord
 }
@@ -225,7 +248,7 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	}
 	rep := &Repeat{Episode: ep, Accuracy: map[string]float64{}}
 	rep.Record = EpisodeRecord{Seed: ep.Seed, Classes: ep.Classes, ClassNames: ep.ClassNames, TrainIndex: ep.TrainIndex,
-		QueryIndex: ep.QueryIndex, Short: ep.Short, Standardize: ep.Standardize}
+		QueryIndex: ep.QueryIndex, Short: ep.Short, Standardize: ep.Standardize, LabelNoise: ep.LabelNoise}
 	if rep.Theta, err = ChooseTheta(ctx, cfg, ep, notify); err != nil {
 		return nil, err
 	}
@@ -260,6 +283,13 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 		return nil, fmt.Errorf("LFD on the training set: %w", err)
 	}
 	rep.Record.LFDRelGap = rep.LFD.RelGap
+	if len(cfg.Eval.ThetaLOO) > 0 {
+		if err := rep.solveLOO(cfg); err != nil {
+			return nil, err
+		}
+		notify(Message{fmt.Sprintf("repeat %d: leave-one-out ϑ = %g (correct %v of %d for %v)", r+1, rep.ThetaLOO.Theta,
+			rep.ThetaLOO.Correct, rep.ThetaLOO.Counted, rep.ThetaLOO.Grid)})
+	}
 
 	methods := o.Methods
 	if methods == nil {
@@ -295,12 +325,19 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	return rep, nil
 }
 
-// methods lists the methods the config evaluates, in table order.
+// methods lists the methods the config evaluates, in table order
+// (drknn_loo only when eval.theta_loo is set).
 func (c *Config) methods() []string {
 	if len(c.Eval.Methods) > 0 {
 		return c.Eval.Methods
 	}
-	return Methods()
+	var out []string
+	for _, m := range Methods() {
+		if m != MethodDrKNNLOO || len(c.Eval.ThetaLOO) > 0 {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // EvalSettings are the classifiers' settings of the config.
@@ -318,7 +355,14 @@ func (rep *Repeat) EvaluateMethod(cfg Config, method string) (float64, error) {
 	if eval.IsFewShot(method) {
 		return fewShotAccuracy(cfg, method, ep)
 	}
-	c, err := eval.New(method, cfg.EvalSettings(), rep.LFD.P)
+	p := rep.LFD.P
+	if method == MethodDrKNNLOO {
+		if rep.LFDLOO == nil {
+			return 0, fmt.Errorf("%s: no leave-one-out radius (eval.theta_loo is empty)", method)
+		}
+		method, p = eval.MethodDrKNN, rep.LFDLOO.P
+	}
+	c, err := eval.New(method, cfg.EvalSettings(), p)
 	if err != nil {
 		return 0, err
 	}
@@ -385,4 +429,59 @@ func (rep *Repeat) Export(dir string, cfg Config) error {
 // failure.
 func errStopped(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// LabelNoise records data.label_noise in an episode: the rate, the flipped
+// positions (into the episode's training samples) and the true labels of
+// all training samples (the episode's TrainLabels are the noisy ones).
+type LabelNoise struct {
+	Rate       float64 `json:"rate"`
+	Flipped    []int   `json:"flipped"`
+	TrueLabels []int   `json:"true_labels"`
+}
+
+// paperLungSalt separates the paper-lung query generator from the episode's.
+const paperLungSalt = 0x6c756e67 // "lung"
+
+// paperLungQueries replaces ep's queries by n draws with replacement from
+// all rows of d in the episode's classes — training rows included — from a
+// generator seeded by seed (protocol paper-lung, docs/medical-rows.md).
+func paperLungQueries(d *datasets.Dataset, ep *datasets.Episode, n int, seed int64) {
+	var rows, labels []int
+	byClass := d.ClassIndex()
+	for local, c := range ep.Classes {
+		for _, i := range byClass[c] {
+			rows = append(rows, i)
+			labels = append(labels, local)
+		}
+	}
+	rng := rand.New(rand.NewSource(seed ^ paperLungSalt))
+	ep.QueryIndex, ep.QueryLabels, ep.Short = make([]int, n), make([]int, n), false
+	for j := range n {
+		u := rng.Intn(len(rows))
+		ep.QueryIndex[j], ep.QueryLabels[j] = rows[u], labels[u]
+	}
+}
+
+// solveLOO chooses the test-time radius by leave-one-out on the support
+// set (eval.theta_loo) and solves the LFD drknn_loo votes with.
+func (rep *Repeat) solveLOO(cfg Config) error {
+	ep := rep.Episode
+	n := ep.Train.Len()
+	solve := func(e []float64, n int, y []int, theta float64, warm *optlayer.Dual) (*optlayer.Result, error) {
+		return solveLFD(cfg, e, n, rep.Dim, y, []float64{theta}, warm)
+	}
+	ch, err := ChooseThetaLOO(rep.TrainEmb, n, rep.Dim, ep.TrainLabels, cfg.Ways, cfg.Eval.K, cfg.Eval.ThetaLOO, rep.Theta[0], solve)
+	if err != nil {
+		return err
+	}
+	rep.ThetaLOO, rep.Record.ThetaLOO = ch, ch
+	if ch.Theta == rep.Theta[0] {
+		rep.LFDLOO = rep.LFD
+		return nil
+	}
+	if rep.LFDLOO, err = SolveLFD(cfg, rep.TrainEmb, n, rep.Dim, ep.TrainLabels, []float64{ch.Theta}); err != nil {
+		return fmt.Errorf("LFD at the leave-one-out radius: %w", err)
+	}
+	return nil
 }

@@ -57,6 +57,8 @@ type EpisodeRecord struct {
 	// (x − mean[c]) / sd[c] — a new sample must be mapped the same way
 	// before it is embedded with this episode's network.
 	Standardize *predict.Standardize `json:"standardize,omitempty"`
+	LabelNoise  *LabelNoise          `json:"label_noise,omitempty"` // data.label_noise: flipped support labels and the truth
+	ThetaLOO    *ThetaChoice         `json:"theta_loo,omitempty"`   // eval.theta_loo: the test-time radius and its evidence
 }
 
 // Results is results.json.
@@ -78,7 +80,8 @@ func LoadData(cfg Config) (*datasets.Dataset, error) {
 	if dir == "" && !datasets.Synthetic(cfg.Dataset) {
 		dir = filepath.Join(datadir.Dir(), datasets.Subdir(cfg.Dataset))
 	}
-	opts := datasets.Options{Grey: cfg.Data.Grey, Size: cfg.Data.Size, Seed: cfg.Seed, PerClass: cfg.Data.Synthetic, OneHot: cfg.Data.OneHot}
+	opts := datasets.Options{Grey: cfg.Data.Grey, Size: cfg.Data.Size, Seed: cfg.Seed, PerClass: cfg.Data.Synthetic, OneHot: cfg.Data.OneHot,
+		Features: cfg.Data.Features}
 	if cfg.Dataset == "miniimagenet" {
 		opts.Split = cfg.Data.Split
 	}
