@@ -102,6 +102,8 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("dataset: cifar10\ntrain:\n  augment: {shift: 2, flip: true}\n"), "data.standardize=channel")
 	f.Add([]byte("dataset: lung-cancer\nways: 3\nmodel: {kind: mlp}\n"), "data.onehot=true")
 	f.Add([]byte("protocol: episodes\n"), "protocol=fit")
+	f.Add([]byte("dataset: lung-cancer\nways: 3\nprotocol: paper-lung\nmodel: {kind: identity}\ntrain: {steps: 0}\n"), "eval.theta_loo=[0,0.1]")
+	f.Add([]byte("dataset: covid-ct\ndata: {features: histogram, label_noise: 0.3}\n"), "eval.methods=[drknn_loo]")
 	f.Fuzz(func(t *testing.T, data []byte, set string) {
 		cfg, err := ParseConfig("f.yaml", data, []string{set})
 		if err == nil {
