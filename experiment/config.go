@@ -77,7 +77,7 @@ type DataConfig struct {
 
 // ModelConfig is the feature extractor.
 type ModelConfig struct {
-	Kind     string `yaml:"kind" json:"kind"`         // cnn (images), mlp (feature rows) or identity (no network: the input is the embedding; train.steps 0)
+	Kind     string `yaml:"kind" json:"kind"`         // cnn (images), mlp (feature rows) or identity (no network: the input is the embedding; nothing is trained)
 	Channels int    `yaml:"channels" json:"channels"` // conv channels
 	Hidden   int    `yaml:"hidden" json:"hidden"`     // MLP hidden width
 	Dim      int    `yaml:"dim" json:"dim"`           // embedding width d
@@ -415,10 +415,7 @@ func (c *Config) validate() error {
 	}
 	switch c.Model.Kind {
 	case "cnn", "mlp":
-	case "identity":
-		if c.Train.Steps != 0 {
-			return bad("train.steps", c.Train.Steps, "model.kind identity has no weights to train; want 0")
-		}
+	case "identity": // no weights: Fit returns the untrained net whatever train.steps says
 	default:
 		return bad("model.kind", c.Model.Kind, "want cnn, mlp or identity")
 	}

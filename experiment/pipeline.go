@@ -382,6 +382,9 @@ func fewShotAccuracy(cfg Config, method string, ep *Episode) (float64, error) {
 	if steps == 0 {
 		steps = cfg.Train.Steps
 	}
+	if cfg.Model.Kind == string(model.Identity) {
+		steps = 0 // no body to train: the heads classify the raw inputs
+	}
 	s := eval.DefaultFewShotSettings()
 	s.Model, s.Steps, s.LR, s.Seed, s.Workers = cfg.NetConfig(ep.Train.Shape), steps, cfg.Train.LR, ep.Seed, 1
 	f, err := eval.TrainFewShot(method, s, ep.Train.Shape, ep.Train.X, ep.TrainLabels, cfg.Ways)

@@ -207,12 +207,13 @@ func TestDrKNNLOO(t *testing.T) {
 }
 
 // model.kind identity: no training, the exported embeddings are the raw
-// rows, and embedding + k-NN is k-NN on the raw attributes.
+// rows, embedding + k-NN is k-NN on the raw attributes, and train.steps
+// changes nothing.
 func TestIdentityEmbedding(t *testing.T) {
 	cfg := Default()
 	cfg.Dataset, cfg.Ways, cfg.Shots, cfg.Queries, cfg.Repeats = "lung-cancer", 3, 5, 1000, 2
 	cfg.Model.Kind, cfg.Train.Steps = "identity", 0
-	cfg.Eval.Methods = []string{"drknn", "embedding_knn", "proto_net"}
+	cfg.Eval.Methods = []string{"drknn", "embedding_knn", "proto_net", "metaoptnet"}
 	dir := t.TempDir()
 	res, err := Run(t.Context(), cfg, Options{OutDir: dir})
 	if err != nil {
@@ -242,9 +243,17 @@ func TestIdentityEmbedding(t *testing.T) {
 			t.Fatalf("repeat %d: embedding_knn %v, raw 5-NN %v", r+1, got, acc)
 		}
 	}
-	cfg.Train.Steps = 10
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "train.steps") {
-		t.Fatalf("identity with 10 training steps: %v, want an error naming train.steps", err)
+	// train.steps (e.g. the table's quick mode) changes nothing: there is
+	// nothing to train, for Dr.k-NN or the network baselines' bodies.
+	cfg.Train.Steps = 5
+	again, err := Run(t.Context(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range cfg.Eval.Methods {
+		if !slices.Equal(again.Methods[m].PerRepeat, res.Methods[m].PerRepeat) {
+			t.Fatalf("%s with train.steps = 5: %v, with 0: %v", m, again.Methods[m].PerRepeat, res.Methods[m].PerRepeat)
+		}
 	}
 }
 
