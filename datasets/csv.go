@@ -285,19 +285,48 @@ func Impute(d *Dataset, train []int, mode string) (*Dataset, error) {
 	if mode == "" || mode == ImputeError {
 		return nil, fmt.Errorf("%s: %s: missing value (set data.missing to mean or mode to fill it from the training samples)", d.Name, where(first/s, first%s))
 	}
+	fill, err := ImputeValues(d, train, mode)
+	if err != nil {
+		return nil, err
+	}
+	for j, v := range fill {
+		if v != v && hasNaNAt(d, j) {
+			return nil, fmt.Errorf("%s: %s: missing value, and the column has no value among the %d training samples to fill it with", d.Name, where(firstNaNRow(d, j), j), len(train))
+		}
+	}
+	out := *d
+	out.X = slices.Clone(d.X)
+	for i, v := range out.X {
+		if v != v {
+			out.X[i] = fill[i%s]
+		}
+	}
+	return &out, nil
+}
+
+// ImputeValues returns the value Impute fills each feature position with:
+// the mean (ImputeMean) or the most frequent value, ties to the smallest
+// (ImputeMode), of the position's present values among the training
+// samples train (indices into d); NaN for a position with no value there.
+// Tools that must fill new samples exactly as a run filled its episode (an
+// export's preprocessing) record these.
+func ImputeValues(d *Dataset, train []int, mode string) ([]float32, error) {
+	if mode != ImputeMean && mode != ImputeMode {
+		return nil, fmt.Errorf("missing values: mode %q has no fill values (want mean or mode)", mode)
+	}
+	s := d.SampleSize()
 	fill := make([]float32, s)
+	vals := make([]float32, 0, len(train))
 	for j := 0; j < s; j++ {
-		var vals []float32
+		vals = vals[:0]
 		for _, i := range train {
 			if v := d.X[i*s+j]; v == v {
 				vals = append(vals, v)
 			}
 		}
 		if len(vals) == 0 {
-			if !hasNaNAt(d, j) {
-				continue
-			}
-			return nil, fmt.Errorf("%s: %s: missing value, and the column has no value among the %d training samples to fill it with", d.Name, where(firstNaNRow(d, j), j), len(train))
+			fill[j] = float32(math.NaN())
+			continue
 		}
 		if mode == ImputeMean {
 			sum := 0.0
@@ -321,14 +350,7 @@ func Impute(d *Dataset, train []int, mode string) (*Dataset, error) {
 			fill[j] = best
 		}
 	}
-	out := *d
-	out.X = slices.Clone(d.X)
-	for i, v := range out.X {
-		if v != v {
-			out.X[i] = fill[i%s]
-		}
-	}
-	return &out, nil
+	return fill, nil
 }
 
 func hasNaNAt(d *Dataset, j int) bool { return firstNaNRow(d, j) >= 0 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/drknn/drknn/configs"
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/errkind"
@@ -26,8 +28,8 @@ import (
 // starts from. Package train sees only the part Algorithm 1 needs
 // (Config.TrainSettings).
 type Config struct {
-	Dataset string `yaml:"dataset" json:"dataset"`   // mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss, synthetic-swissroll
-	DataDir string `yaml:"data_dir" json:"data_dir"` // folder of the data set; "" = $DRKNN_DATA/<dataset> or ../shared/data/<dataset>
+	Dataset string `yaml:"dataset" json:"dataset"`   // mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-*, or your own data: imagefolder, csv, npy
+	DataDir string `yaml:"data_dir" json:"data_dir"` // folder (csv: file) of the data set; "" = $DRKNN_DATA/<dataset> or ../shared/data/<dataset>; required for imagefolder, csv and npy
 	Ways    int    `yaml:"ways" json:"ways"`         // M, classes per episode
 	Shots   int    `yaml:"shots" json:"shots"`       // K, training samples per class
 	Queries int    `yaml:"queries" json:"queries"`   // query samples per episode (fewer if fewer remain)
@@ -40,7 +42,11 @@ type Config struct {
 	// "paper-lung" (lung-cancer only; docs/medical-rows.md) is the same but
 	// draws the queries with replacement from all rows of the episode's
 	// classes, training rows included: the protocol that reproduces the
-	// paper's Lung Cancer figures. Table 1 never uses it.
+	// paper's Lung Cancer figures. Table 1 never uses it. "fit": one network
+	// trained on every labelled sample of the training part, evaluated on
+	// the test part of a split folder or by k-fold cross-validation, and
+	// exported for drknn-predict (RunFit; ways, shots, queries and repeats
+	// do not apply).
 	Protocol string `yaml:"protocol" json:"protocol,omitempty"`
 
 	Data  DataConfig  `yaml:"data" json:"data"`
@@ -49,13 +55,25 @@ type Config struct {
 	Eval  EvalConfig  `yaml:"eval" json:"eval"`
 }
 
-// DataConfig controls how images are read.
+// DataConfig controls how the data set is read.
 type DataConfig struct {
-	Grey      bool   `yaml:"grey" json:"grey"`           // CIFAR-10 / miniImageNet: convert to grey
-	Size      int    `yaml:"size" json:"size"`           // square resize for Omniglot, COVID-CT, miniImageNet (0 = reader default)
-	Omniglot  string `yaml:"omniglot" json:"omniglot"`   // "characters" (default) or "alphabets" as classes
-	Split     string `yaml:"split" json:"split"`         // miniImageNet split: train, val or test
+	Grey     bool   `yaml:"grey" json:"grey"`         // CIFAR-10, miniImageNet, image folders: convert to grey (image folders: false = automatic)
+	Size     int    `yaml:"size" json:"size"`         // square resize for Omniglot, COVID-CT, miniImageNet, image folders (0 = reader default)
+	Omniglot string `yaml:"omniglot" json:"omniglot"` // "characters" (default) or "alphabets" as classes
+	// Split is the part of the data set to read: miniimagenet train, val
+	// or test ("" = test); mnist test, train or all ("" = test when its
+	// files are there, else train); imagefolder train or test of a split
+	// folder ("" = both; protocol fit trains on train/ and tests on test/);
+	// omniglot a comma-separated list of sets ("" = background,evaluation).
+	Split     string `yaml:"split" json:"split"`
 	Synthetic int    `yaml:"synthetic" json:"synthetic"` // samples per class for synthetic data sets (0 = default)
+	// Label names the label column of a csv data set ("" = the last).
+	Label string `yaml:"label" json:"label,omitempty"`
+	// Missing is what to do with missing cells of a csv data set (empty,
+	// NA, N/A, NaN, ?): "error" (or "", the default: loading fails naming
+	// the row and column), "mean" or "mode" (filled per episode with the
+	// statistic of that episode's training samples only).
+	Missing string `yaml:"missing" json:"missing,omitempty"`
 	// Standardize rescales every method's input per episode: "none" (or ""),
 	// "sample" (each sample to mean 0, standard deviation 1 over its own
 	// values) or "channel" (each image channel, or each feature of a row, to
@@ -77,7 +95,7 @@ type DataConfig struct {
 
 // ModelConfig is the feature extractor.
 type ModelConfig struct {
-	Kind     string `yaml:"kind" json:"kind"`         // cnn (images), mlp (feature rows) or identity (no network: the input is the embedding; nothing is trained)
+	Kind     string `yaml:"kind" json:"kind"`         // cnn (images), mlp (feature rows) or identity (no network: the input is the embedding; nothing is trained); "" = chosen by the data: images → cnn, feature rows → mlp
 	Channels int    `yaml:"channels" json:"channels"` // conv channels
 	Hidden   int    `yaml:"hidden" json:"hidden"`     // MLP hidden width
 	Dim      int    `yaml:"dim" json:"dim"`           // embedding width d
@@ -138,8 +156,8 @@ func configErr(err error) error { return errkind.Mark(ErrConfig, err) }
 func Default() Config {
 	return Config{
 		Dataset: "synthetic-images", Ways: 2, Shots: 5, Queries: 1000, Repeats: 10, Seed: 1,
-		Data:  DataConfig{Omniglot: "characters", Split: "test"},
-		Model: ModelConfig{Kind: "cnn", Channels: 32, Hidden: 64, Dim: 400, DType: "float64"},
+		Data:  DataConfig{Omniglot: "characters"},
+		Model: ModelConfig{Channels: 32, Hidden: 64, Dim: 400, DType: "float64"},
 		Train: TrainConfig{Steps: 100, LR: 1e-2, Minisets: 8, Metric: "euclidean",
 			Theta: []float64{0.1}, ThetaRelative: true, Epsilon: 1e-2, Tol: 1e-3},
 		Eval: EvalConfig{K: 5, Tau: 0.9},
@@ -152,12 +170,39 @@ func Default() Config {
 // keys, wrong types and impossible values give one error naming the file and
 // the key.
 // Errors wrap ErrConfig.
+//
+// A file on disk wins; when there is none at path and path names a shipped
+// config ("mnist.yaml", "mnist" or "configs/mnist.yaml"), the copy embedded
+// in the binary is read (ReadConfigSource), so the commands work from any
+// directory once installed.
 func LoadConfig(path string, overrides []string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, name, err := ReadConfigSource(path)
 	if err != nil {
-		return Config{}, configErr(fmt.Errorf("config: %w", err))
+		return Config{}, configErr(err)
 	}
-	return ParseConfig(path, data, overrides)
+	return ParseConfig(name, data, overrides)
+}
+
+// ReadConfigSource returns the bytes of the config path: the file at path
+// when it exists, else the shipped config it names (package configs), with
+// the name to use in messages.
+func ReadConfigSource(path string) (data []byte, name string, err error) {
+	data, err = os.ReadFile(path)
+	if err == nil {
+		return data, path, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, "", fmt.Errorf("config: %w", err)
+	}
+	base, ok := configs.Name(path)
+	if !ok {
+		return nil, "", fmt.Errorf("config: %w (and no shipped config of that name; drknn-train -list-configs shows them)", err)
+	}
+	data, err = configs.Read(base)
+	if err != nil {
+		return nil, "", fmt.Errorf("config: %w", err)
+	}
+	return data, base + " (shipped)", nil
 }
 
 // ParseConfig is LoadConfig on bytes; name is used in error messages.
@@ -351,19 +396,23 @@ func (c *Config) validate() error {
 	}
 	switch c.Dataset {
 	case "mnist", "cifar10", "omniglot", "lung-cancer", "covid-ct", "miniimagenet",
-		"synthetic-images", "synthetic-gauss", "synthetic-swissroll":
+		"synthetic-images", "synthetic-gauss", "synthetic-swissroll", "imagefolder", "csv", "npy":
 	default:
-		return bad("dataset", fmt.Sprintf("%q", c.Dataset), "unknown; want mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss or synthetic-swissroll")
+		return bad("dataset", fmt.Sprintf("%q", c.Dataset), "unknown; want mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-images, synthetic-gauss, synthetic-swissroll, or for your own data imagefolder, csv or npy")
+	}
+	if datasets.OwnData(c.Dataset) && strings.TrimSpace(c.DataDir) == "" {
+		return bad("data_dir", `""`, fmt.Sprintf("dataset %s reads your own files: give the folder (csv: the .csv file) in data_dir", c.Dataset))
 	}
 	switch c.Protocol {
-	case "", ProtocolEpisodes:
+	case "", ProtocolEpisodes, ProtocolFit:
 	case ProtocolPaperLung:
 		if c.Dataset != "lung-cancer" {
 			return bad("protocol", c.Protocol, "draws Lung Cancer queries from all rows; dataset is "+c.Dataset)
 		}
 	default:
-		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "unknown; want episodes or paper-lung")
+		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "unknown; want episodes, fit or paper-lung")
 	}
+	fit := c.Protocol == ProtocolFit
 	if c.Ways < 2 {
 		return bad("ways", c.Ways, "need at least 2 classes")
 	}
@@ -385,10 +434,16 @@ func (c *Config) validate() error {
 	if c.Data.Omniglot != "characters" && c.Data.Omniglot != "alphabets" {
 		return bad("data.omniglot", c.Data.Omniglot, "want characters or alphabets")
 	}
-	switch c.Data.Split {
-	case "train", "val", "test":
+	if err := c.validateSplit(); err != nil {
+		return err
+	}
+	if c.Data.Label != "" && c.Dataset != "csv" {
+		return bad("data.label", fmt.Sprintf("%q", c.Data.Label), "names the label column of a csv data set; dataset is "+c.Dataset)
+	}
+	switch c.Data.Missing {
+	case "", datasets.ImputeError, datasets.ImputeMean, datasets.ImputeMode:
 	default:
-		return bad("data.split", c.Data.Split, "want train, val or test")
+		return bad("data.missing", fmt.Sprintf("%q", c.Data.Missing), "want error, mean or mode")
 	}
 	if c.Data.Synthetic < 0 {
 		return bad("data.synthetic", c.Data.Synthetic, "must be ≥ 0")
@@ -414,10 +469,10 @@ func (c *Config) validate() error {
 		return bad("data.features", fmt.Sprintf("%q", c.Data.Features), "want histogram or none")
 	}
 	switch c.Model.Kind {
-	case "cnn", "mlp":
+	case "", "cnn", "mlp":
 	case "identity": // no weights: Fit returns the untrained net whatever train.steps says
 	default:
-		return bad("model.kind", c.Model.Kind, "want cnn, mlp or identity")
+		return bad("model.kind", c.Model.Kind, `want cnn, mlp, identity or "" (images → cnn, feature rows → mlp)`)
 	}
 	if c.Model.Channels < 1 {
 		return bad("model.channels", c.Model.Channels, "must be ≥ 1")
@@ -444,13 +499,13 @@ func (c *Config) validate() error {
 	if t.MinisetSize != 0 && t.MinisetSize < c.Ways {
 		return bad("train.miniset_size", t.MinisetSize, fmt.Sprintf("must hold at least one point per class (ways = %d), or be 0 for all", c.Ways))
 	}
-	if t.MinisetSize > c.Ways*c.Shots {
+	if t.MinisetSize > c.Ways*c.Shots && !fit {
 		return bad("train.miniset_size", t.MinisetSize, fmt.Sprintf("larger than the %d training samples (ways × shots)", c.Ways*c.Shots))
 	}
 	if t.Metric != "euclidean" && t.Metric != "sqeuclidean" {
 		return bad("train.metric", t.Metric, "want euclidean or sqeuclidean")
 	}
-	if len(t.Theta) != 1 && len(t.Theta) != c.Ways {
+	if len(t.Theta) != 1 && len(t.Theta) != c.Ways && !fit { // fit: checked against the data's classes
 		return bad("train.theta", t.Theta, fmt.Sprintf("give one radius or one per class (ways = %d)", c.Ways))
 	}
 	for _, v := range t.Theta {
@@ -478,7 +533,7 @@ func (c *Config) validate() error {
 	if t.Augment.Shift < 0 || t.Augment.Shift > maxAugmentShift {
 		return bad("train.augment.shift", t.Augment.Shift, fmt.Sprintf("must be in 0…%d pixels", maxAugmentShift))
 	}
-	if (t.Augment.Shift > 0 || t.Augment.Flip) && c.Model.Kind != "cnn" {
+	if (t.Augment.Shift > 0 || t.Augment.Flip) && c.Model.Kind == "mlp" {
 		return bad("train.augment", fmt.Sprintf("{shift: %d, flip: %v}", t.Augment.Shift, t.Augment.Flip),
 			"augmentation transforms images; model.kind is "+c.Model.Kind)
 	}
@@ -486,7 +541,7 @@ func (c *Config) validate() error {
 	if e.K < 1 {
 		return bad("eval.k", e.K, "must be ≥ 1")
 	}
-	if e.K > c.Ways*c.Shots {
+	if e.K > c.Ways*c.Shots && !fit { // fit: checked against the training samples
 		return bad("eval.k", e.K, fmt.Sprintf("more neighbours than the %d training samples", c.Ways*c.Shots))
 	}
 	if !(e.Tau >= 0 && e.Tau <= 1) {
@@ -517,9 +572,44 @@ func (c *Config) validate() error {
 	return nil
 }
 
+// validateSplit checks data.split against the data set.
+func (c *Config) validateSplit() error {
+	var want []string
+	switch c.Dataset {
+	case "miniimagenet":
+		want = []string{"train", "val", "test"}
+	case "mnist":
+		want = []string{"test", "train", "all"}
+	case "imagefolder":
+		want = []string{"train", "test"}
+	case "omniglot":
+		return nil // a list of sets, checked by the reader
+	}
+	if c.Data.Split == "" || slices.Contains(want, c.Data.Split) {
+		return nil
+	}
+	if want == nil {
+		return fmt.Errorf("key data.split = %s: %s has no parts to choose from (data.split applies to mnist, miniimagenet, omniglot and imagefolder)", c.Data.Split, c.Dataset)
+	}
+	return fmt.Errorf("key data.split = %s: want %s for %s (or \"\")", c.Data.Split, strings.Join(want, ", "), c.Dataset)
+}
+
+// ModelKind is model.kind for samples of the given shape: as configured,
+// or when it is "" the CNN for images ([C, H, W]) and the MLP for anything
+// else (feature rows).
+func (c *Config) ModelKind(shape []int) string {
+	if c.Model.Kind != "" {
+		return c.Model.Kind
+	}
+	if len(shape) == 3 {
+		return "cnn"
+	}
+	return "mlp"
+}
+
 // NetConfig is the network of the config for samples of the given shape.
 func (c *Config) NetConfig(shape []int) model.Config {
-	mc := model.Config{Kind: model.Kind(c.Model.Kind), InShape: shape, Dim: c.Model.Dim, DType: model.DType(c.Model.DType)}
+	mc := model.Config{Kind: model.Kind(c.ModelKind(shape)), InShape: shape, Dim: c.Model.Dim, DType: model.DType(c.Model.DType)}
 	if mc.Kind == model.Identity {
 		mc.Dim = 0 // the input is the embedding
 		return mc
@@ -540,8 +630,11 @@ func (c *Config) Metric() optlayer.Metric {
 	return optlayer.Euclidean
 }
 
-// ProtocolEpisodes is the paper's protocol (Config.Protocol).
-const ProtocolEpisodes = "episodes"
+// The protocols (Config.Protocol).
+const (
+	ProtocolEpisodes = "episodes" // the paper's: M-way K-shot episodes
+	ProtocolFit      = "fit"      // one model on every labelled sample (RunFit)
+)
 
 // ProtocolPaperLung draws Lung Cancer queries with replacement from all
 // rows of the episode's classes, training rows included (Config.Protocol).

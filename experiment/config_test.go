@@ -53,7 +53,7 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{"- a\n- b\n", "", "top level must be a mapping"},
 		{"dataset: [unclosed\n", "", "x.yaml"},
 		{"dataset: mnist\neval:\n  methods: [drknn, magic]\n", "", "key eval.methods = magic"},
-		{"dataset: mnist\nprotocol: fit\n", "", `key protocol = "fit"`},
+		{"dataset: mnist\nprotocol: fitt\n", "", `key protocol = "fitt"`},
 	}
 	for _, c := range cases {
 		var sets []string
@@ -151,5 +151,60 @@ func TestParseConfigAugmentAndStandardize(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "x.yaml: ") {
 			t.Errorf("%q %q: error %v, want one containing %q", c.src, c.set, err, c.want)
 		}
+	}
+}
+
+// Your own data: data_dir is required (an empty one must not become the
+// shared data root), data.label/missing/split are checked against the data
+// set, and model.kind "" is chosen by the samples' shape.
+func TestParseConfigOwnData(t *testing.T) {
+	for _, src := range []string{
+		"dataset: imagefolder\ndata_dir: /x\nprotocol: fit\ndata: {grey: true, size: 32, split: test}\n",
+		"dataset: csv\ndata_dir: t.csv\ndata: {label: species, missing: mean}\n",
+		"dataset: npy\ndata_dir: /x\nmodel: {kind: mlp}\n",
+		"dataset: mnist\ndata: {split: all}\n",
+		"dataset: miniimagenet\ndata: {split: val}\n",
+	} {
+		if _, err := ParseConfig("x.yaml", []byte(src), nil); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+	bad := []struct{ src, want string }{
+		{"dataset: imagefolder\n", "key data_dir"},
+		{"dataset: csv\ndata_dir: '  '\n", "key data_dir"},
+		{"dataset: npy\ndata_dir: \"\"\n", "key data_dir"},
+		{"dataset: csv\ndata_dir: t.csv\ndata: {missing: median}\n", `key data.missing = "median"`},
+		{"dataset: mnist\ndata: {label: y}\n", `key data.label = "y"`},
+		{"dataset: imagefolder\ndata_dir: /x\ndata: {split: val}\n", "key data.split = val: want train, test for imagefolder"},
+		{"dataset: mnist\ndata: {split: val}\n", "key data.split = val: want test, train, all for mnist"},
+		{"dataset: cifar10\ndata: {split: test}\n", "key data.split = test: cifar10 has no parts"},
+		{"dataset: csv\ndata_dir: t.csv\nmodel: {kind: resnet}\n", "key model.kind = resnet"},
+	}
+	for _, c := range bad {
+		_, err := ParseConfig("x.yaml", []byte(c.src), nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "x.yaml: ") {
+			t.Errorf("%q: error %v, want one containing %q", c.src, err, c.want)
+		}
+	}
+	cfg := Default()
+	if cfg.Model.Kind != "" {
+		t.Fatalf("default model.kind %q, want \"\" (chosen by the data)", cfg.Model.Kind)
+	}
+	if k := cfg.ModelKind([]int{3, 8, 8}); k != "cnn" {
+		t.Errorf("images → %s, want cnn", k)
+	}
+	if k := cfg.ModelKind([]int{5}); k != "mlp" {
+		t.Errorf("feature rows → %s, want mlp", k)
+	}
+	cfg.Model.Kind = "mlp"
+	if k := cfg.ModelKind([]int{3, 8, 8}); k != "mlp" {
+		t.Errorf("model.kind mlp on images → %s, want mlp (configured kinds win)", k)
+	}
+	// LoadData refuses an own data kind without data_dir even when the
+	// config was not validated (a Config built in code).
+	c := Default()
+	c.Dataset = "imagefolder"
+	if _, err := LoadData(c); err == nil || !strings.Contains(err.Error(), "data_dir") {
+		t.Fatalf("LoadData without data_dir: %v", err)
 	}
 }

@@ -146,7 +146,7 @@ func PlaneRegions(ctx context.Context, cfg Config, r int, obs Observer) ([]figur
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if d, err = modelData(cfg, d); err != nil {
+	if cfg, d, err = ForData(cfg, d); err != nil {
 		return nil, nil, nil, err
 	}
 	rep, err := RunRepeat(ctx, cfg, d, r, RepeatOptions{Methods: []string{eval.MethodDrKNN}, Observer: serial(obs)})

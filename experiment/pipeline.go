@@ -35,6 +35,7 @@ type Episode struct {
 	Train       *datasets.Dataset
 	Query       *datasets.Dataset
 	ClassNames  []string             // of Classes
+	Impute      *predict.Impute      // the fill of missing values (data.missing mean or mode); nil when off
 	Standardize *predict.Standardize // nil when off
 	LabelNoise  *LabelNoise          // nil when data.label_noise is off; TrainLabels are then the noisy labels
 }
@@ -43,12 +44,12 @@ type Episode struct {
 // initialises the network.
 func RepeatSeed(cfg Config, r int) int64 { return cfg.Seed + int64(r) }
 
-// NewEpisode draws repeat r's episode from d and standardises its samples
-// (copies; d is not changed) with the training samples' statistics alone.
-// With protocol paper-lung the queries are then redrawn from all rows of the
-// episode's classes (paperLungQueries), and with data.label_noise the
-// support labels are flipped (FlipLabels; the true ones are kept in
-// LabelNoise).
+// NewEpisode draws repeat r's episode from d, fills its missing values
+// (data.missing) and standardises its samples (copies; d is not changed),
+// both with the training samples' statistics alone. With protocol
+// paper-lung the queries are then redrawn from all rows of the episode's
+// classes (paperLungQueries), and with data.label_noise the support labels
+// are flipped (FlipLabels; the true ones are kept in LabelNoise).
 func NewEpisode(cfg Config, d *datasets.Dataset, r int) (*Episode, error) {
 	seed := RepeatSeed(cfg, r)
 	ep, err := datasets.NewEpisode(d, datasets.EpisodeSettings{Ways: cfg.Ways, Shots: cfg.Shots, Queries: cfg.Queries, Seed: seed})
@@ -67,7 +68,24 @@ func NewEpisode(cfg Config, d *datasets.Dataset, r int) (*Episode, error) {
 		noise = &LabelNoise{Rate: cfg.Data.LabelNoise, Flipped: flipped, TrueLabels: ep.TrainLabels}
 		ep.TrainLabels = noisy
 	}
-	e := &Episode{Episode: ep, Repeat: r, Seed: seed, Train: d.Subset(ep.TrainIndex), Query: d.Subset(ep.QueryIndex), LabelNoise: noise}
+	e, err := newEpisode(cfg, d, ep, r, seed)
+	if err != nil {
+		return nil, err
+	}
+	e.LabelNoise = noise
+	return e, nil
+}
+
+// newEpisode makes the Episode of a draw: the training and query samples
+// of d, missing values filled and inputs standardised with the training
+// samples' statistics.
+func newEpisode(cfg Config, d *datasets.Dataset, ep *datasets.Episode, r int, seed int64) (*Episode, error) {
+	e := &Episode{Episode: ep, Repeat: r, Seed: seed}
+	var err error
+	if e.Impute, d, err = impute(cfg.Data.Missing, d, ep.TrainIndex); err != nil {
+		return nil, err
+	}
+	e.Train, e.Query = d.Subset(ep.TrainIndex), d.Subset(ep.QueryIndex)
 	for _, c := range ep.Classes {
 		e.ClassNames = append(e.ClassNames, d.Classes[c])
 	}
@@ -75,6 +93,31 @@ func NewEpisode(cfg Config, d *datasets.Dataset, r int) (*Episode, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// impute fills the missing values of d (data.missing mean or mode) with the
+// statistics of the training samples trainIdx alone (datasets.Impute) and
+// returns the fill to record, or d as it is when it has no missing values.
+func impute(mode string, d *datasets.Dataset, trainIdx []int) (*predict.Impute, *datasets.Dataset, error) {
+	if mode != datasets.ImputeMean && mode != datasets.ImputeMode {
+		return nil, d, nil
+	}
+	filled, err := datasets.Impute(d, trainIdx, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	fill, err := datasets.ImputeValues(d, trainIdx, mode)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec := &predict.Impute{Mode: mode, Values: make([]float64, len(fill))}
+	for j, v := range fill {
+		if v != v { // Impute has failed on such a column already
+			return nil, nil, fmt.Errorf("missing values: feature %d has no value among the %d training samples", j, len(trainIdx))
+		}
+		rec.Values[j] = float64(v)
+	}
+	return rec, filled, nil
 }
 
 // standardize applies data.standardize to an episode's samples in place:
@@ -248,7 +291,7 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	}
 	rep := &Repeat{Episode: ep, Accuracy: map[string]float64{}}
 	rep.Record = EpisodeRecord{Seed: ep.Seed, Classes: ep.Classes, ClassNames: ep.ClassNames, TrainIndex: ep.TrainIndex,
-		QueryIndex: ep.QueryIndex, Short: ep.Short, Standardize: ep.Standardize, LabelNoise: ep.LabelNoise}
+		QueryIndex: ep.QueryIndex, Short: ep.Short, Impute: ep.Impute, Standardize: ep.Standardize, LabelNoise: ep.LabelNoise}
 	if rep.Theta, err = ChooseTheta(ctx, cfg, ep, notify); err != nil {
 		return nil, err
 	}

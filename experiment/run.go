@@ -7,6 +7,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/drknn/drknn/datasets"
@@ -52,6 +54,10 @@ type EpisodeRecord struct {
 	FinalRisk  float64   `json:"final_risk"`
 	LFDRelGap  float64   `json:"lfd_rel_gap"`
 	Seconds    float64   `json:"seconds"`
+	// Impute records the fill of missing values (data.missing mean or mode)
+	// from the training samples: a new sample's missing value j becomes
+	// values[j] before standardisation.
+	Impute *predict.Impute `json:"impute,omitempty"`
 	// Standardize records data.standardize when it is on: the mode and,
 	// for "channel", the training statistics every input was mapped with
 	// (x − mean[c]) / sd[c] — a new sample must be mapped the same way
@@ -74,25 +80,29 @@ type Results struct {
 	Seconds  float64                 `json:"seconds"`
 }
 
-// LoadData reads the configured data set.
+// LoadData reads the configured data set. Your own data (imagefolder,
+// csv, npy) is read from data_dir, which must be given: it never falls back
+// to the shared data root.
 func LoadData(cfg Config) (*datasets.Dataset, error) {
 	dir := cfg.DataDir
+	if datasets.OwnData(cfg.Dataset) && strings.TrimSpace(dir) == "" {
+		return nil, configErr(fmt.Errorf("key data_dir: dataset %s reads your own files: give the folder (csv: the .csv file) in data_dir", cfg.Dataset))
+	}
 	if dir == "" && !datasets.Synthetic(cfg.Dataset) {
 		dir = filepath.Join(datadir.Dir(), datasets.Subdir(cfg.Dataset))
 	}
 	opts := datasets.Options{Grey: cfg.Data.Grey, Size: cfg.Data.Size, Seed: cfg.Seed, PerClass: cfg.Data.Synthetic, OneHot: cfg.Data.OneHot,
-		Features: cfg.Data.Features}
-	if cfg.Dataset == "miniimagenet" {
+		Features: cfg.Data.Features, Label: cfg.Data.Label, Missing: cfg.Data.Missing}
+	switch cfg.Dataset {
+	case "miniimagenet":
+		opts.Split = cmp.Or(cfg.Data.Split, "test")
+	case "mnist", "imagefolder", "omniglot":
 		opts.Split = cfg.Data.Split
 	}
 	if cfg.Dataset == "omniglot" && cfg.Data.Omniglot == "alphabets" {
 		opts.Omniglot.ByAlphabet = true
 	}
-	d, err := datasets.Load(cfg.Dataset, dir, opts)
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
+	return datasets.Load(cfg.Dataset, dir, opts)
 }
 
 // Run runs the experiment: it reads the data set, runs the repeats in
@@ -124,7 +134,7 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if d, err = modelData(cfg, d); err != nil {
+	if cfg, d, err = ForData(cfg, d); err != nil {
 		return nil, err
 	}
 	if opts.OutDir != "" {
@@ -135,7 +145,10 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: cfg.Repeats,
 		Steps: cfg.Train.Steps, CVSteps: cfg.cvSteps(), Methods: cfg.methods()})
 	defer func() { notify(Finished{Results: res, Err: err}) }()
-	notify(Message{fmt.Sprintf("drknn-train: %s %d-way %d-shot, %d repeats, seed %d, %d samples of shape %v", cfg.Dataset, cfg.Ways, cfg.Shots, cfg.Repeats, cfg.Seed, d.Len(), d.Shape)})
+	notify(Message{fmt.Sprintf("drknn-train: %s %d-way %d-shot, %d repeats, seed %d, %d samples of shape %v, model %s", cfg.Dataset, cfg.Ways, cfg.Shots, cfg.Repeats, cfg.Seed, d.Len(), d.Shape, cfg.Model.Kind)})
+	if s := d.Report.Summary(); s != "" {
+		notify(Message{fmt.Sprintf("%s: %s", cfg.Dataset, s)})
+	}
 
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -252,16 +265,22 @@ func writeJSON(path string, v any) error {
 	return atomicfile.WriteBytes(path, append(b, '\n'))
 }
 
-// modelData checks the samples' shape against model.kind and flattens
-// images into feature rows for an MLP.
-func modelData(cfg Config, d *datasets.Dataset) (*datasets.Dataset, error) {
+// ForData fits the config to the data set d it will run on: model.kind ""
+// becomes cnn for images and mlp for feature rows; images are flattened
+// into feature rows for an MLP; a CNN on feature rows or augmentation
+// without images is an error. The returned config is the one recorded.
+func ForData(cfg Config, d *datasets.Dataset) (Config, *datasets.Dataset, error) {
+	cfg.Model.Kind = cfg.ModelKind(d.Shape)
+	a := cfg.Train.Augment
 	switch {
 	case cfg.Model.Kind == "cnn" && len(d.Shape) != 3:
-		return nil, fmt.Errorf("model.kind = cnn needs images, but %s has samples of shape %v (use model.kind: mlp)", cfg.Dataset, d.Shape)
+		return cfg, nil, configErr(fmt.Errorf("model.kind = cnn needs images, but %s has samples of shape %v (use model.kind: mlp, or leave it empty)", cfg.Dataset, d.Shape))
+	case (a.Shift > 0 || a.Flip) && cfg.Model.Kind != "cnn":
+		return cfg, nil, configErr(fmt.Errorf("key train.augment = {shift: %d, flip: %v}: augmentation transforms images; model.kind is %s", a.Shift, a.Flip, cfg.Model.Kind))
 	case cfg.Model.Kind == "mlp" && len(d.Shape) != 1:
 		c := *d
 		c.Shape = []int{d.SampleSize()}
-		return &c, nil
+		return cfg, &c, nil
 	}
-	return d, nil
+	return cfg, d, nil
 }

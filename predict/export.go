@@ -211,6 +211,15 @@ func (s *Standardize) apply(x []float32, n int, shape []int) error {
 	return nil
 }
 
+// Impute is an export's fill of missing feature values (data.missing mean
+// or mode): a missing value at feature position j of a new sample becomes
+// Values[j], the statistic of the training samples, before any
+// standardisation — as the run filled its own samples.
+type Impute struct {
+	Mode   string    `json:"mode"`
+	Values []float64 `json:"values"`
+}
+
 // Export is a loaded export folder: its manifest and the Model it holds.
 type Export struct {
 	Dir      string

@@ -2,6 +2,13 @@
 // configuration and exports embeddings, LFD weights and model weights.
 //
 //	drknn-train -config configs/mnist.yaml [-set key=value …] [-out DIR] [-resume] [-quiet]
+//	drknn-train -list-configs | -print-config NAME
+//
+// -config takes a file, or the name of a config shipped in the binary
+// ("mnist.yaml", "mnist"): a file that exists on disk wins, so
+// `drknn-train -config mnist.yaml` works from any directory once installed
+// (go install ./cmd/...). -list-configs lists the shipped configs;
+// -print-config writes one (or the file of that name) to standard output.
 //
 // Ctrl-C stops the run after the current training step of each repeat,
 // keeps the checkpoints and writes no results.json; -resume continues it.
@@ -20,16 +27,19 @@ import (
 	"strings"
 
 	"github.com/drknn/drknn/cmd/internal/cli"
+	"github.com/drknn/drknn/configs"
 	"github.com/drknn/drknn/experiment"
 )
 
-const usage = "usage: drknn-train -config FILE.yaml [-set key=value …] [-out DIR] [-resume] [-quiet]"
+const usage = "usage: drknn-train -config FILE.yaml|NAME [-set key=value …] [-out DIR] [-resume] [-quiet]; drknn-train -list-configs | -print-config NAME"
 
 func main() { cli.Main("drknn-train", run, experiment.ErrConfig) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("drknn-train", flag.ContinueOnError)
-	config := fs.String("config", "", "experiment configuration (YAML), e.g. configs/mnist.yaml")
+	config := fs.String("config", "", "experiment configuration (YAML): a file, or a shipped config's name (mnist.yaml)")
+	list := fs.Bool("list-configs", false, "list the configs shipped in the binary")
+	show := fs.String("print-config", "", "print a config (file or shipped name) and exit")
 	out := fs.String("out", "", "run folder (default runs/<config name>)")
 	resume := fs.Bool("resume", false, "continue a stopped run from the checkpoints in the run folder")
 	quiet := fs.Bool("quiet", false, "no progress bar or results on the terminal (the log file is still written)")
@@ -38,7 +48,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cli.Parse(fs, args, usage, stderr); err != nil {
 		return err
 	}
-	if *config == "" || fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
+		return cli.Usagef("unexpected argument %q; %s", fs.Arg(0), usage)
+	case *list:
+		for _, name := range configs.Names() {
+			fmt.Fprintf(stdout, "%-18s %s\n", name, configs.Summary(name))
+		}
+		return nil
+	case *show != "":
+		b, _, err := experiment.ReadConfigSource(*show)
+		if err != nil {
+			return cli.Usage(err)
+		}
+		_, err = stdout.Write(b)
+		return err
+	case *config == "":
 		return cli.Usagef("%s", usage)
 	}
 	cfg, err := experiment.LoadConfig(*config, sets)

@@ -79,3 +79,49 @@ func TestBadUsage(t *testing.T) {
 		})
 	}
 }
+
+// From a directory with no configs/ folder, a shipped config's name
+// resolves to the copy embedded in the binary; a file of that name on disk
+// wins over it.
+func TestShippedConfigFromAnyDirectory(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, so, se := runCmd(t.Context(), "-config", "synthetic.yaml", "-set", "train.steps=2", "-set", "repeats=1", "-set", "queries=20", "-out", "run", "-quiet")
+	if code != 0 || !strings.Contains(so, filepath.Join("run", "results.json")) {
+		t.Fatalf("exit %d: %s %s", code, so, se)
+	}
+	var res experiment.Results
+	if b, err := os.ReadFile(filepath.Join("run", "results.json")); err != nil || json.Unmarshal(b, &res) != nil || res.Dataset != "synthetic-images" {
+		t.Fatalf("results.json: %v %+v", err, res.Dataset)
+	}
+	// A file on disk of the same name wins.
+	if err := os.WriteFile("synthetic.yaml", []byte("dataset: synthetic-gauss\nmodel: {kind: mlp}\ntrain: {steps: 2}\nrepeats: 1\nqueries: 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, se = runCmd(t.Context(), "-config", "synthetic.yaml", "-out", "run2", "-quiet")
+	if b, err := os.ReadFile(filepath.Join("run2", "results.json")); code != 0 || err != nil || json.Unmarshal(b, &res) != nil || res.Dataset != "synthetic-gauss" {
+		t.Fatalf("file on disk: exit %d %s, dataset %q", code, se, res.Dataset)
+	}
+	code, _, se = runCmd(t.Context(), "-config", "mnsit.yaml")
+	if code != 2 || !strings.Contains(se, "mnsit.yaml") || !strings.Contains(se, "-list-configs") {
+		t.Fatalf("unknown name: exit %d, %q", code, se)
+	}
+}
+
+func TestListAndPrintConfigs(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "configs", "mnist.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	code, so, se := runCmd(t.Context(), "-list-configs")
+	if code != 0 || !strings.Contains(so, "mnist.yaml") || !strings.Contains(so, "synthetic.yaml") || !strings.Contains(so, "MNIST") {
+		t.Fatalf("exit %d: %q %q", code, so, se)
+	}
+	code, so, _ = runCmd(t.Context(), "-print-config", "mnist")
+	if code != 0 || so != string(want) {
+		t.Fatalf("print mnist: exit %d %q", code, so)
+	}
+	if code, _, se := runCmd(t.Context(), "-print-config", "nope"); code != 2 || !strings.Contains(se, "nope") {
+		t.Fatalf("print nope: exit %d %q", code, se)
+	}
+}
