@@ -64,7 +64,6 @@ type state struct {
 	order   []int
 	off     []int
 	ninv    []float64
-	ct      []float64 // ct[q*n+i] = c(i, order[q]) (read-only, shared)
 	cp      []int     // sparse γ by column position: entries cp[q] … cp[q+1]−1
 	ri      []int32   // row index i of each entry
 	gv      []float64 // γ(i, j) of each entry (exact zeros are not stored)
@@ -114,7 +113,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	st := dst
 	if st == nil {
 		st = &state{n: n, M: M, labels: s.in.labels, order: s.order, off: s.off, ninv: s.ninv, theta: s.theta, cbar: s.cbar,
-			ct: s.ct, feat: s.in.feat, dim: s.in.dim, metric: s.in.metric}
+			feat: s.in.feat, dim: s.in.dim, metric: s.in.metric}
 		st.cp = make([]int, n+1)
 		st.p = make([]float64, M*n)
 		st.pc = make([]float64, M*n)
@@ -143,31 +142,36 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	nz := 0
 	st.cp[0] = 0
 	for m := 0; m < M; m++ {
+		// entries below e^{−(cutLog + log n)} of the column's mass are
+		// dropped: they total less than e^{−40} of it
+		tiny := math.Exp(-cutLog) / float64(n) * s.ninv[m]
 		um := s.u[m*n : (m+1)*n]
 		pm := st.p[m*n : (m+1)*n]
 		pcm := st.pc[m*n : (m+1)*n]
 		var S, S2 float64
 		for q := s.off[m]; q < s.off[m+1]; q++ {
-			kr := s.K[q*n : (q+1)*n]
-			cr := s.ct[q*n : (q+1)*n]
-			kr, cr = kr[:len(um)], cr[:len(um)]
+			kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
 			vq := s.v[q]
-			if nz+n > len(gv) { // ri, gv and cv always have the same length
-				c := 2*nz + 4*n
+			if nz+len(kr) > len(gv) { // ri, gv and cv always have the same length
+				c := 2*nz + 4*len(kr)
 				ri = append(ri[:nz], make([]int32, c-nz)...)
 				gv = append(gv[:nz], make([]float64, c-nz)...)
 				cv = append(cv[:nz], make([]float64, c-nz)...)
 			}
 			var cs, qc float64
-			for i, k := range kr {
-				if k == 0 {
+			for k, kv := range kr {
+				if kv == 0 {
 					continue
 				}
-				x := k * um[i] * vq
-				if x == 0 {
+				i := k
+				if rows != nil {
+					i = int(rows[k])
+				}
+				x := kv * um[i] * vq
+				if x < tiny {
 					continue
 				}
-				c := cr[i]
+				c := cr[k]
 				ri[nz], gv[nz], cv[nz] = int32(i), x, c
 				nz++
 				cs += x

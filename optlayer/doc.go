@@ -25,6 +25,14 @@
 // stabilised kernel, so costs of any scale work: scaling c and ϑ by s leaves
 // P unchanged and divides λ by s.
 //
+// The kernel is kept only on candidate entries (kernel.go): at small ε a
+// column's mass sits on a handful of rows, and the candidates are re-selected
+// from the duals before each stage and checked against every entry at the
+// end, so the answer is the full problem's while the passes cost O(entries
+// kept), not O(n²). Problems above n = 1000 start from each column's 256
+// cheapest rows, which keeps the memory of a solve far below n² kernel
+// entries.
+//
 // Every Result carries a certificate for the LP itself (not the regularised
 // problem): LowerBound from the LP dual at the final (α, λ), Objective from a
 // feasible P obtained by rounding the regularised plan (exact column sums,

@@ -32,12 +32,18 @@ const (
 func solveInstance(in *instance, cfg config) *Result {
 	s := newSolver(in)
 	s.init(cfg.warm)
+	large := in.n > candFull
+	selL := cutLog + math.Log(float64(in.n)) + candMargin // e-folds kept for the next stage
+	switch {
+	case !large:
+		s.selectCands(selAll, 0, 0, 0, 0) // every entry
+	case cfg.warm != nil:
+		s.selectCands(selKeys, cfg.eps, selL, candDelta, 0)
+	default:
+		s.selectCands(selCost, 0, 0, 0, candK) // the candK cheapest rows of each column
+	}
 	if cfg.epsFactor == 0 {
 		cfg.epsFactor = epsFactor
-		if in.n > 1000 {
-			// finer structure: gentler steps keep Newton in its basin
-			cfg.epsFactor = epsFactorLarge
-		}
 	}
 	if cfg.sweeps == 0 {
 		cfg.sweeps = stageSweeps
@@ -49,6 +55,11 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	if cfg.stageTol == 0 {
 		cfg.stageTol = stageTol
+		if in.n > candFull {
+			// the stages of a large problem run on few candidates: a
+			// tighter stage leaves fewer damped steps to the target ε
+			cfg.stageTol = stageTolLarge
+		}
 	}
 	if cfg.epsStart == 0 {
 		cfg.epsStart = epsStart
@@ -77,7 +88,7 @@ func solveInstance(in *instance, cfg config) *Result {
 				res.Plans = s.plans(res.Plans)
 			}
 		}
-		if lb := s.lower(); lb > res.LowerBound {
+		if lb := s.bestLower(res.Objective, cfg.tol); lb > res.LowerBound {
 			res.LowerBound = lb
 		}
 	}
@@ -96,7 +107,13 @@ func solveInstance(in *instance, cfg config) *Result {
 		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.stageTol, nil)
 		it += steps
 		s.alphaStep()
-		s.setEps(math.Max(epsT, s.eps*cfg.epsFactor))
+		next := math.Max(epsT, s.eps*cfg.epsFactor)
+		kmax := 0
+		if large && next > epsT {
+			kmax = candK
+		}
+		s.selectCands(selKeys, next, selL, candDelta, kmax)
+		s.setEps(next)
 	}
 	// Phase B: Newton at the target ε, then the certificate.
 	for k := 0; k < cfg.sweeps && it < cfg.maxIter; k++ {
@@ -116,6 +133,14 @@ func solveInstance(in *instance, cfg config) *Result {
 		r := s.residual()
 		if steps == 0 && !failed {
 			ntol /= 10
+		}
+		if r <= cfg.regTol && it < cfg.maxIter {
+			// validation: every entry outside the candidates must be
+			// negligible at this dual; add those that are not and go on
+			if !s.validateCands() {
+				ntol = cfg.regTol
+				continue
+			}
 		}
 		if r <= cfg.regTol || it >= cfg.maxIter || ntol < 1e-16 {
 			snap = s.snapshot(cfg, r)
@@ -153,7 +178,7 @@ func solveInstance(in *instance, cfg config) *Result {
 				res.Objective = ub
 				copy(res.P, Ptmp)
 			}
-			if lb := s.lower(); lb > res.LowerBound {
+			if lb := s.bestLower(res.Objective, cfg.tol); lb > res.LowerBound {
 				res.LowerBound = lb
 			}
 			return certified()
@@ -161,6 +186,8 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	for !certified() && it < cfg.maxIter && s.eps > epsFloor {
 		s.setEps(math.Max(epsFloor, s.eps/2))
+		// the LP's support may include entries negligible at the target ε
+		s.selectCands(selUnion, s.eps, selL, candDelta, 0)
 		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol, stop)
 		it += steps + 1
 		cert()
@@ -204,10 +231,14 @@ func (s *solver) plans(dst [][]float64) [][]float64 {
 		um := s.u[m*n : (m+1)*n]
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			j := s.order[q]
-			kr := s.K[q*n : (q+1)*n]
+			kr, rows := s.colKern(q), s.colRows(q)
 			w := t * s.v[q]
-			for i, k := range kr {
-				pm[i*n+j] = w * k * um[i]
+			for k, x := range kr {
+				i := k
+				if rows != nil {
+					i = int(rows[k])
+				}
+				pm[i*n+j] = w * x * um[i]
 			}
 			pm[j*n+j] += (1 - t) * s.ninv[m]
 		}

@@ -82,23 +82,21 @@ func (s *solver) phiKernel(m int) {
 		rm[i] = math.Inf(-1)
 	}
 	le := s.lam[m] * ie
+	b0, b1 := s.gbuf[m&1][0], s.gbuf[m&1][1]
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		kr := s.K[q*n : (q+1)*n]
-		cr := s.ct[q*n : (q+1)*n]
+		kr, cr := s.colKern(q), s.colCost(q)
 		gq := s.g[q] * ie
-		if s.zero[m] {
-			for i, c := range cr {
-				a := math.Inf(-1)
-				if c == 0 {
-					a = gq
-				}
-				kr[i] = a
-				if a > rm[i] {
-					rm[i] = a
-				}
-			}
-		} else {
-			vexp.AffineMax(kr, cr, rm, gq, -le) // kr = gq − le·c, rm = max(rm, kr)
+		// kr = gq − le·c, rm = max(rm, kr) (ϑ = 0 classes: every candidate
+		// has c = 0 and λ = 0)
+		rows := s.colRows(q)
+		if rows == nil {
+			vexp.AffineMax(kr, cr, rm, gq, -le)
+			continue
+		}
+		t := gather(rm, rows, b0)
+		vexp.AffineMax(kr, cr, t, gq, -le)
+		for k, i := range rows {
+			rm[i] = t[k]
 		}
 	}
 	sm := s.s[m*n : (m+1)*n]
@@ -106,13 +104,24 @@ func (s *solver) phiKernel(m int) {
 		sm[i] = 0
 	}
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		// kr = e^(kr − rm) (0 below the cut, also for −∞ − (−∞) in an
-		// empty row), sm += kr
-		vexp.ExpSubAcc(s.K[q*n:(q+1)*n], rm, sm, expCut)
+		// kr = e^(kr − rm) (0 below the cut), sm += kr
+		kr, rows := s.colKern(q), s.colRows(q)
+		if rows == nil {
+			vexp.ExpSubAcc(kr, rm, sm, rowCut)
+			continue
+		}
+		t, z := gather(rm, rows, b0), b1[:len(rows)]
+		for k := range z {
+			z[k] = 0
+		}
+		vexp.ExpSubAcc(kr, t, z, rowCut)
+		for k, i := range rows {
+			sm[i] += z[k]
+		}
 	}
 	for i, r := range rm {
 		if math.IsInf(r, -1) {
-			rm[i] = 0 // empty row of a ϑ = 0 class
+			rm[i] = 0 // a row without candidates (or of a ϑ = 0 class)
 		}
 	}
 	for q := s.off[m]; q < s.off[m+1]; q++ {
@@ -134,8 +143,9 @@ func (s *solver) phiClass(m int) {
 	um := s.u[m*n : (m+1)*n]
 	ninv := s.ninv[m]
 	var S, S2, phi, mass, res float64
+	buf := s.gbuf[m&1][0]
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		cs, c1, c2 := vexp.WeightedMoments(s.K[q*n:(q+1)*n], um, s.ct[q*n:(q+1)*n])
+		cs, c1, c2 := vexp.WeightedMoments(s.colKern(q), gather(um, s.colRows(q), buf), s.colCost(q))
 		s.colsum[q] = cs
 		res += math.Abs(cs - ninv)
 		S += c1
@@ -161,7 +171,10 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 	n := s.n
 	for m := 0; m < s.M; m++ {
 		if !s.zero[m] && s.budgetResidClass(m) > 0.5 {
+			// the budget root, and the columns renormalised for it (a
+			// block ascent step in λ_m and the class's g at fixed α)
 			s.lambdaSolve(m)
+			s.rebuild(m)
 		}
 	}
 	phi := s.evalPhi()
@@ -215,7 +228,11 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 		d := w.t // solveCG does not use w.t
 		var err error
 		{ // CG on the sparse γ beats dense Cholesky here at every size
-			st.cgTol = math.Max(1e-12, math.Min(1e-2, 0.1*r))
+			// a fixed forcing term: the steps are damped and the model
+			// breaks at the water-filling kinks, so solving the Newton
+			// system more exactly than this only costs CG iterations
+			// (measured: a tolerance of 0.1·r took twice as many)
+			st.cgTol = newtonCGTol
 			err = st.solveCG(rhs, d, w)
 			s.cgIters += st.cgIters
 			st.cgIters = 0
@@ -250,6 +267,9 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 			t /= 2
 		}
 		steps++
+		if cfg.traceLS != nil {
+			cfg.traceLS(t, ok, s.cgIters)
+		}
 		if ok && stop != nil && stop() {
 			break
 		}
@@ -276,13 +296,14 @@ func (s *solver) budgetAt(m int, lam float64) (S, dS float64) {
 	n := s.n
 	ie := 1 / s.eps
 	am := s.alpha[m*n : (m+1)*n]
-	buf := s.amScratch
+	buf, gb := s.amScratch, s.gbuf[m&1][0]
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		cr := s.ct[q*n : (q+1)*n]
+		cr := s.colCost(q)
+		ag := gather(am, s.colRows(q), gb)
 		mx := math.Inf(-1)
-		for i, c := range cr {
-			a := -(am[i] + lam*c) * ie
-			buf[i] = a
+		for k, c := range cr {
+			a := -(ag[k] + lam*c) * ie
+			buf[k] = a
 			if a > mx {
 				mx = a
 			}
@@ -357,6 +378,9 @@ func (s *solver) lambdaSolve(m int) {
 }
 
 const debugNewton = false
+
+// newtonCGTol is the relative residual of the Newton systems' CG solves.
+const newtonCGTol = 0.1
 
 // forClasses runs f for every class, on two goroutines when the problem is
 // large enough to pay for them (s.par). Each f(m) touches only class m's

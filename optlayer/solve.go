@@ -62,16 +62,22 @@ import (
 )
 
 const (
-	absorbBound    = 200.0 // |log u|, |log v| beyond which the kernel is rebuilt
-	epsStart       = 0.2   // first ε of a cold start (dual variables are O(1))
-	epsFactor      = 0.2   // ε-scaling factor (n ≤ 1000)
-	epsFactorLarge = 0.4   // ε-scaling factor for n > 1000
-	stageTol       = 0.1   // residual at which an intermediate ε stage ends
+	absorbBound   = 200.0 // |log u|, |log v| beyond which the kernel is rebuilt
+	epsStart      = 0.2   // first ε of a cold start (dual variables are O(1))
+	epsFactor     = 0.2   // ε-scaling factor
+	stageTol      = 0.1   // residual at which an intermediate ε stage ends
+	stageTolLarge = 0.01  // the same for n > candFull
 	// expCut: kernel entries below e^{−expCut} times the largest entry of
 	// their row (or column) are set to exactly 0 without calling exp. They
 	// are below 4·10⁻¹⁸ in absolute terms, while every column carries
 	// mass ≥ 1/n², so nothing measurable is lost and γ becomes sparse.
 	expCut = 40.0
+	// rowCut is evalPhi's cut relative to the row maximum. It is not
+	// expCut: away from the optimum (after a change of ε, λ or of the
+	// candidates) the potentials of one row's columns can differ by far more
+	// than 40ε, and a cut that close would zero whole columns; 600 e-folds
+	// only spares underflow. Negligible entries are dropped by loadState.
+	rowCut = 600.0
 )
 
 type solver struct {
@@ -84,8 +90,23 @@ type solver struct {
 	theta []float64
 	zero  []bool // ϑ_m = 0: γ restricted to zero-cost entries
 
-	ct []float64 // ct[q*n+i] = c(i, order[q])
-	K  []float64 // stabilised kernel, same layout
+	// candidate kernel (kernel.go): column q owns entries kp[q] … kp[q+1]−1
+	// with rows kr, costs kc and stabilised kernel values kk; kfull[q]: the
+	// column holds every row in order (kr is then not read)
+	kp     []int
+	kr     []int32
+	kc, kk []float64
+	kfull  []bool
+	// what the lower bound knows of the rows left out (selectCands): their
+	// key α_m(i) + λ_m c(i,j) was ≥ thr[q] at the selection's selAlpha,
+	// selLam; cmax[q] is the column's largest cost
+	thr, cmax  []float64
+	selAlpha   []float64
+	selLam     []float64
+	selCnt     []int
+	sel        [2]*selWork // selection scratch, one per goroutine of forClasses
+	selections int
+	gbuf       [2][3][]float64 // gather scratch, one set per goroutine of forClasses
 
 	g, g0, v            []float64 // per position
 	alpha, alpha0, u    []float64 // M×n
@@ -133,18 +154,22 @@ func newSolver(in *instance) *solver {
 		s.ninv[m] = 1 / float64(cnt[m])
 		s.zero[m] = in.theta[m] == 0
 	}
-	s.ct = make([]float64, n*n)
-	for q, j := range s.order {
-		row := s.ct[q*n : (q+1)*n]
-		for i := 0; i < n; i++ {
-			row[i] = in.cost[i*n+j]
-		}
-	}
-	for _, c := range s.ct {
+	for _, c := range in.cost {
 		s.cbar += c
 	}
 	s.cbar /= float64(n * n)
-	s.K = make([]float64, n*n)
+	s.kfull = make([]bool, n)
+	s.kp = make([]int, n+1)
+	s.thr = make([]float64, n)
+	s.cmax = make([]float64, n)
+	s.selAlpha = make([]float64, M*n)
+	s.selLam = make([]float64, M)
+	s.selCnt = make([]int, n)
+	for w := range s.gbuf {
+		for b := range s.gbuf[w] {
+			s.gbuf[w][b] = make([]float64, n)
+		}
+	}
 	s.g = make([]float64, n)
 	s.g0 = make([]float64, n)
 	s.v = make([]float64, n)
@@ -183,30 +208,18 @@ func (s *solver) rebuild(m int) {
 	le := s.lam[m] * ie
 	ninv := s.ninv[m]
 	lninv := math.Log(ninv)
+	buf := s.gbuf[m&1][0]
 	var S, S2 float64
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		kr := s.K[q*n : (q+1)*n]
-		cr := s.ct[q*n : (q+1)*n]
+		kr, cr := s.colKern(q), s.colCost(q)
+		ag := gather(am, s.colRows(q), buf)
 		gq := s.g[q] * ie
 		mx := math.Inf(-1)
-		if s.zero[m] {
-			for i, c := range cr {
-				a := math.Inf(-1)
-				if c == 0 {
-					a = gq - am[i]
-				}
-				kr[i] = a
-				if a > mx {
-					mx = a
-				}
-			}
-		} else {
-			for i, c := range cr {
-				a := gq - am[i] - le*c
-				kr[i] = a
-				if a > mx {
-					mx = a
-				}
+		for k, c := range cr { // ϑ = 0 classes: every candidate has c = 0, λ = 0
+			a := gq - ag[k] - le*c
+			kr[k] = a
+			if a > mx {
+				mx = a
 			}
 		}
 		sum := vexp.ExpShiftSum(kr, mx, expCut) // kr = e^(kr − mx), 0 below the cut
@@ -219,9 +232,9 @@ func (s *solver) rebuild(m int) {
 		s.resid += ninv * math.Abs(math.Expm1(d))
 		scale := ninv / sum
 		var csc, csc2 float64
-		for i, c := range cr {
-			w := kr[i] * scale
-			kr[i] = w
+		for k, c := range cr {
+			w := kr[k] * scale
+			kr[k] = w
 			wc := w * c
 			csc += wc
 			csc2 += wc * c
@@ -247,17 +260,18 @@ func (s *solver) columnStep(m int) bool {
 	n := s.n
 	um := s.u[m*n : (m+1)*n]
 	ninv := s.ninv[m]
+	buf := s.gbuf[m&1][0]
 	var S, S2, res float64
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		kr := s.K[q*n : (q+1)*n]
-		cr := s.ct[q*n : (q+1)*n]
-		kr = kr[:len(um)]
-		cr = cr[:len(um)]
+		kr, cr := s.colKern(q), s.colCost(q)
+		ug := gather(um, s.colRows(q), buf)
+		ug = ug[:len(kr)]
+		cr = cr[:len(kr)]
 		var cs0, cs1, c0, c1, d0, d1 float64
 		i := 0
-		for ; i+1 < len(um); i += 2 {
-			w0 := kr[i] * um[i]
-			w1 := kr[i+1] * um[i+1]
+		for ; i+1 < len(kr); i += 2 {
+			w0 := kr[i] * ug[i]
+			w1 := kr[i+1] * ug[i+1]
 			cs0 += w0
 			cs1 += w1
 			x0 := w0 * cr[i]
@@ -267,8 +281,8 @@ func (s *solver) columnStep(m int) bool {
 			d0 += x0 * cr[i]
 			d1 += x1 * cr[i+1]
 		}
-		for ; i < len(um); i++ {
-			w0 := kr[i] * um[i]
+		for ; i < len(kr); i++ {
+			w0 := kr[i] * ug[i]
 			cs0 += w0
 			x0 := w0 * cr[i]
 			c0 += x0
@@ -303,7 +317,13 @@ func (s *solver) rowStep(m int) {
 	}
 	for q := s.off[m]; q < s.off[m+1]; q++ {
 		vq := s.v[q]
-		kr := s.K[q*n : (q+1)*n]
+		kr := s.colKern(q)
+		if rows := s.colRows(q); rows != nil {
+			for k, i := range rows {
+				sm[i] += vq * kr[k]
+			}
+			continue
+		}
 		kr = kr[:len(sm)]
 		for i, k := range kr {
 			sm[i] += vq * k
@@ -496,17 +516,18 @@ func (s *solver) upperPhi(P []float64) float64 {
 				return math.Inf(1)
 			}
 			f := s.ninv[m] / cs
-			kr := s.K[q*n : (q+1)*n]
-			cr := s.ct[q*n : (q+1)*n]
-			kr = kr[:len(um)]
-			cr = cr[:len(um)]
-			for i, k := range kr {
-				if k == 0 {
+			kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
+			for k, x := range kr {
+				if x == 0 {
 					continue
 				}
-				w := k * um[i] * f
+				i := k
+				if rows != nil {
+					i = int(rows[k])
+				}
+				w := x * um[i] * f
 				rm[i] += w
-				S += w * cr[i]
+				S += w * cr[k]
 			}
 		}
 		t[m] = 1
@@ -552,29 +573,73 @@ func (s *solver) shrink(m int) float64 {
 	return s.theta[m] * (1 - 1e-12) / s.S[m]
 }
 
-// lower evaluates the LP dual bound at the current (α, λ).
-func (s *solver) lower() float64 {
+// lower evaluates the LP dual bound at the current (α, λ). The minimum of
+// column j over the rows left out of its candidates is bounded below from
+// the selection (their key was ≥ thr[q] at selAlpha, selLam, and a key moves
+// by at most |Δα_m(i)| + |Δλ_m|·c(i,j)), so no pass over the full cost
+// matrix is needed; exact reports whether that bound was never the minimum
+// (lb is then the exact dual value at (α, λ)). lbCand is the value with the
+// minima over the candidates alone: not a bound, but no bound at (α, λ)
+// exceeds it.
+func (s *solver) lower() (lb, lbCand float64, exact bool) {
 	n := s.n
+	buf := s.gbuf[0][0]
+	exact = true
+	for m := 0; m < s.M; m++ {
+		am := s.alpha[m*n : (m+1)*n]
+		lam := s.lam[m]
+		var da float64 // max_i |α_m(i) − selAlpha_m(i)|
+		for i, a := range s.selAlpha[m*n : (m+1)*n] {
+			da = max(da, math.Abs(am[i]-a))
+		}
+		dl := math.Abs(lam - s.selLam[m])
+		var sum, sumCand float64
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			cr := s.colCost(q)
+			ag := gather(am, s.colRows(q), buf)
+			mn := math.Inf(1)
+			for k, c := range cr { // ϑ = 0 classes: the zero-cost rows, all candidates
+				if x := ag[k] + lam*c; x < mn {
+					mn = x
+				}
+			}
+			sumCand += mn
+			if t := s.thr[q]; !s.zero[m] && !math.IsInf(t, 1) {
+				if b := t - da - dl*s.cmax[q]; b < mn {
+					mn = b
+					exact = false
+				}
+			}
+			sum += mn
+		}
+		lb += sum * s.ninv[m]
+		lbCand += sumCand * s.ninv[m]
+		if !s.zero[m] {
+			lb -= lam * s.theta[m]
+			lbCand -= lam * s.theta[m]
+		}
+	}
+	return lb, lbCand, exact
+}
+
+// lowerDense is lower's exact value: the minimum runs over every row.
+func (s *solver) lowerDense() float64 {
+	n := s.n
+	buf := s.gbuf[0][0]
 	var lb float64
 	for m := 0; m < s.M; m++ {
 		am := s.alpha[m*n : (m+1)*n]
 		lam := s.lam[m]
 		var sum float64
 		for q := s.off[m]; q < s.off[m+1]; q++ {
-			cr := s.ct[q*n : (q+1)*n]
-			cr = cr[:len(am)]
+			cr := s.fullCol(q, buf)
 			mn := math.Inf(1)
-			if s.zero[m] {
-				for i, c := range cr {
-					if c == 0 && am[i] < mn {
-						mn = am[i]
-					}
+			for i, c := range cr {
+				if s.zero[m] && c != 0 {
+					continue
 				}
-			} else {
-				for i, c := range cr {
-					if x := am[i] + lam*c; x < mn {
-						mn = x
-					}
+				if x := am[i] + lam*c; x < mn {
+					mn = x
 				}
 			}
 			sum += mn
@@ -585,6 +650,16 @@ func (s *solver) lower() float64 {
 		}
 	}
 	return lb
+}
+
+// bestLower is the lower bound the certificate uses: lower, or the dense
+// pass when the cheap bound was loose and a tighter one could decide.
+func (s *solver) bestLower(ub, tol float64) float64 {
+	lb, lbCand, exact := s.lower()
+	if exact || ub-lb <= tol*lb || ub-lbCand > tol*lbCand {
+		return lb // exact, enough, or the dense pass cannot be enough
+	}
+	return math.Max(lb, s.lowerDense())
 }
 
 // init sets the starting dual: a warm start or α = 1/M, λ = 0, g = 0.

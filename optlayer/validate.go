@@ -17,6 +17,7 @@ func invalidf(format string, args ...any) error {
 type instance struct {
 	n, m   int
 	cost   []float64 // n×n row-major c(i,j)
+	sym    bool      // cost is symmetric: column j equals row j
 	labels []int
 	theta  []float64 // length M
 	feat   []float64 // features when the problem gave them (for FeatureGrad)
@@ -86,12 +87,14 @@ func (p *Problem) instance() (*instance, error) {
 			}
 		}
 		in.cost = p.Cost
+		in.sym = symmetric(p.Cost, n)
 	default:
 		c, err := Costs(p.Features, n, p.Dim, p.Metric)
 		if err != nil {
 			return nil, err
 		}
 		in.cost = c
+		in.sym = true
 		in.feat = p.Features
 		in.dim = p.Dim
 	}
@@ -114,6 +117,24 @@ func (p *Problem) instance() (*instance, error) {
 	return in, nil
 }
 
+// symmetric reports whether the n×n matrix c equals its transpose (checked
+// in tiles, so that the transposed reads stay in cache).
+func symmetric(c []float64, n int) bool {
+	const b = 64
+	for i0 := 0; i0 < n; i0 += b {
+		for j0 := i0; j0 < n; j0 += b {
+			for i := i0; i < min(i0+b, n); i++ {
+				for j := max(j0, i+1); j < min(j0+b, n); j++ {
+					if c[i*n+j] != c[j*n+i] {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
 // settings with defaults filled in.
 type config struct {
 	eps, tol, regTol, cgTol    float64
@@ -121,6 +142,7 @@ type config struct {
 	plans                      bool
 	warm                       *Dual
 	trace                      func(it int, s *solver, r float64) // tests only
+	traceLS                    func(t float64, ok bool, cg int)   // tests only: each Newton step's line search
 	lmReg, epsFactor, epsStart float64                            // tests only
 	stageTol                   float64                            // tests only
 	sweeps                     int                                // tests only
