@@ -149,7 +149,11 @@ func PlaneRegions(ctx context.Context, cfg Config, r int, obs Observer) ([]figur
 	if cfg, d, err = ForData(cfg, d); err != nil {
 		return nil, nil, nil, err
 	}
-	rep, err := RunRepeat(ctx, cfg, d, r, RepeatOptions{Methods: []string{eval.MethodDrKNN}, Observer: serial(obs)})
+	notify := serial(obs)
+	methods := []string{eval.MethodDrKNN}
+	notify(Started{Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: 1, Steps: cfg.Train.Steps, CVSteps: cfg.cvSteps(), Methods: methods})
+	rep, err := RunRepeat(ctx, cfg, d, r, RepeatOptions{Methods: methods, Observer: notify})
+	notify(Finished{Err: err})
 	if err != nil {
 		return nil, nil, nil, err
 	}
