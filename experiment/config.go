@@ -563,7 +563,7 @@ func (c *Config) validate() error {
 	}
 	for _, m := range e.Methods {
 		if !KnownMethod(m) {
-			return bad("eval.methods", m, "unknown method; known: "+strings.Join(Methods(), ", "))
+			return bad("eval.methods", m, "unknown method; known: "+strings.Join(knownMethods(), ", "))
 		}
 		if m == MethodDrKNNLOO && len(e.ThetaLOO) == 0 {
 			return bad("eval.methods", m, "needs the candidate radii in eval.theta_loo")
@@ -648,19 +648,23 @@ const MethodDrKNNLOO = "drknn_loo"
 // against the image size.
 const maxAugmentShift = 16
 
-// Methods returns the result keys, in table order: the classifiers of
-// package eval (drknn_loo after drknn), then its few-shot network
-// baselines.
+// Methods returns the methods a run may evaluate when eval.methods is
+// empty, in table order: the rows of the paper's Table 1 (Dr.k-NN, then
+// drknn_loo — run only with eval.theta_loo —, its variants, the embedding
+// and pixel baselines, the few-shot network baselines). Other methods of
+// package eval (e.g. nearest_centroid) run only when eval.methods names
+// them, so a method added to eval changes no run.
 func Methods() []string {
-	var out []string
-	for _, m := range eval.Methods() {
-		out = append(out, m)
-		if m == eval.MethodDrKNN {
-			out = append(out, MethodDrKNNLOO)
-		}
-	}
-	return append(out, eval.FewShotMethods()...)
+	return []string{eval.MethodDrKNN, MethodDrKNNLOO, eval.MethodDrKNNTruncated, eval.MethodKernelSmoothing, eval.MethodEmbeddingKNN,
+		eval.MethodPCAKNN, eval.MethodSVDKNN, eval.MethodNCAKNN,
+		eval.MethodMatchingNet, eval.MethodProtoNet, eval.MethodMetaOptNet, eval.MethodMetaOptNetRR}
 }
 
-// KnownMethod reports whether m is a method name.
-func KnownMethod(m string) bool { return slices.Contains(Methods(), m) }
+// KnownMethod reports whether m is a method a run can evaluate: eval.New's
+// methods, drknn_loo and the few-shot network baselines.
+func KnownMethod(m string) bool { return slices.Contains(knownMethods(), m) }
+
+// knownMethods lists them.
+func knownMethods() []string {
+	return append(append(eval.Methods(), MethodDrKNNLOO), eval.FewShotMethods()...)
+}

@@ -3,8 +3,11 @@ package experiment
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/drknn/drknn/eval"
 )
 
 func TestParseConfigOverrides(t *testing.T) {
@@ -206,5 +209,28 @@ func TestParseConfigOwnData(t *testing.T) {
 	c.Dataset = "imagefolder"
 	if _, err := LoadData(c); err == nil || !strings.Contains(err.Error(), "data_dir") {
 		t.Fatalf("LoadData without data_dir: %v", err)
+	}
+}
+
+// TestMethods: the default methods are the paper's table rows, all known
+// to eval; other eval methods are accepted in eval.methods but never run
+// by default, so adding a method to eval changes no run.
+func TestMethods(t *testing.T) {
+	if len(Methods()) != 12 || Methods()[0] != "drknn" || Methods()[11] != "metaoptnet_rr" {
+		t.Fatalf("Methods() = %v", Methods())
+	}
+	for _, m := range Methods() {
+		if !KnownMethod(m) {
+			t.Errorf("default method %q unknown to eval", m)
+		}
+	}
+	for _, m := range eval.Methods() {
+		if _, err := ParseConfig("x.yaml", []byte("dataset: mnist\n"), []string{"eval.methods=[" + m + "]"}); err != nil {
+			t.Errorf("eval method %q refused: %v", m, err)
+		}
+	}
+	cfg := Default()
+	if got := cfg.methods(); len(got) != 11 || slices.Contains(got, MethodDrKNNLOO) || slices.Contains(got, "nearest_centroid") {
+		t.Fatalf("default run evaluates %v", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -210,6 +211,25 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 		}
 	}
 	return res, nil
+}
+
+// MethodOrder lists the methods of the results in table order: those of
+// Methods() first, then any others alphabetically.
+func (r *Results) MethodOrder() []string {
+	var out []string
+	for _, m := range Methods() {
+		if _, ok := r.Methods[m]; ok {
+			out = append(out, m)
+		}
+	}
+	var extra []string
+	for m := range r.Methods {
+		if !slices.Contains(out, m) {
+			extra = append(extra, m)
+		}
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
 }
 
 // firstError returns the error of the lowest-numbered repeat that failed

@@ -228,11 +228,8 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), "", "", "", "", "", "skipped: " + o.Skipped})
 			continue
 		}
-		for _, m := range Methods() {
-			r, ok := o.Results.Methods[m]
-			if !ok {
-				continue
-			}
+		for _, m := range o.Results.MethodOrder() {
+			r := o.Results.Methods[m]
 			paper := ""
 			if p, ok := eval.PaperAccuracy(m, o.Column); ok {
 				paper = strconv.FormatFloat(p, 'f', 3, 64)

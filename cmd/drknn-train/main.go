@@ -95,14 +95,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s %d-way %d-shot, %d repeats, %.1fs → %s\n", res.Dataset, res.Ways, res.Shots, res.Repeats, res.Seconds, filepath.Join(dir, "results.json"))
 	if !*quiet {
-		for _, m := range experiment.Methods() {
-			if r, ok := res.Methods[m]; ok {
-				ci := "n/a"
-				if !math.IsNaN(r.CI95) {
-					ci = fmt.Sprintf("%.4f", r.CI95)
-				}
-				fmt.Fprintf(stdout, "  %-18s %.4f ± %s\n", m, r.Mean, ci)
+		for _, m := range res.MethodOrder() {
+			r, ci := res.Methods[m], "n/a"
+			if !math.IsNaN(r.CI95) {
+				ci = fmt.Sprintf("%.4f", r.CI95)
 			}
+			fmt.Fprintf(stdout, "  %-18s %.4f ± %s\n", m, r.Mean, ci)
 		}
 	}
 	return nil
