@@ -31,13 +31,13 @@
 //     the pixel baselines, a learned linear map then k-NN.
 //   - NearestCentroid ("nearest_centroid"): the nearest class mean.
 //
+// New builds any of them by name from one Settings struct.
+//
 // # Scores
 //
 // Accuracy, LogLoss (clipped at ε = 1e-15) and ECE (15 equal-width bins)
 // measure predictions and probabilities; Score computes the three and
 // EvaluateScores fits, predicts and scores in one call.
-//
-// New builds any of them by name from one Settings struct.
 //
 // # Determinism and ties
 //
