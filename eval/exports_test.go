@@ -147,6 +147,9 @@ func TestExportsTruncation(t *testing.T) {
 		name := filepath.Base(filepath.Dir(run))
 		fmt.Fprintf(&b, "| %s | %d | %.3f | %.3f | %+.3f | %d of %d | %.2f | %.2f | %.3f (%.2f) | %.3f / %.3f | %s |\n",
 			name, n, acc/u, accTr/u, (accTr-acc)/u, fell, used, inTau/u, kept/u, accFloor/u, keptFloor/u, ll/u, ece/u, times)
+		if n >= 1000 {
+			tauSweep(t, name, dirs)
+		}
 		if accTr/u < acc/u-0.01 {
 			t.Errorf("%s: truncated Dr.k-NN %.3f is more than 0.01 below Dr.k-NN %.3f", name, accTr/u, acc/u)
 		}
@@ -166,4 +169,74 @@ func predictMicros(c Classifier, q []float64, nq int) float64 {
 		best = math.Min(best, float64(time.Since(start).Microseconds())/float64(nq))
 	}
 	return best
+}
+
+// tauSweep logs, for a large training set, truncated Dr.k-NN at lower
+// thresholds τ: accuracy, fraction kept, fall-backs and prediction time.
+func tauSweep(t *testing.T, name string, dirs []string) {
+	for _, tau := range []float64{0.5, 0.2, 0.1} {
+		var acc, kept, micros float64
+		fell := 0
+		for _, dir := range dirs {
+			e, err := readExport(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &TruncatedDrKNN{DrKNN: DrKNN{K: e.k, P: e.p, Workers: 1}, Tau: tau}
+			a, _, err := Evaluate(tr, e.x, e.n, e.d, e.y, e.m, e.q, e.nq, e.yq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := tr.Truncation()
+			acc += a
+			kept += float64(info.Kept) / float64(e.n)
+			if info.FellBack {
+				fell++
+			}
+			micros += predictMicros(tr, e.q, e.nq)
+		}
+		u := float64(len(dirs))
+		t.Logf("%s τ = %.1f: truncated accuracy %.3f, kept %.1f%%, fell back %d of %d, %.0f µs/query", name, tau, acc/u, 100*kept/u, fell, len(dirs), micros/u)
+	}
+}
+
+// BenchmarkExportPredict times Predict on one drknn-train export
+// ($DRKNN_EXPORT, a repeats/NN/export folder), on one goroutine: plain
+// Dr.k-NN and truncated Dr.k-NN at the export's τ and at lower τ, per
+// query. For the README's n = 2,000 figures:
+//
+//	drknn-train -config configs/mnist.yaml -set ways=5 -set shots=400 -set seed=1001 \
+//	    -set repeats=2 -set train.miniset_size=50 -out /tmp/n2000
+//	DRKNN_EXPORT=/tmp/n2000/repeats/01/export go test ./eval -run '^$' -bench ExportPredict -count 5
+func BenchmarkExportPredict(b *testing.B) {
+	dir := os.Getenv("DRKNN_EXPORT")
+	if dir == "" {
+		b.Skip("set DRKNN_EXPORT to a drknn-train export folder")
+	}
+	e, err := readExport(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	run := func(name string, c Voter) {
+		if err := c.Fit(e.x, e.n, e.d, e.y, e.m); err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				if _, err := c.Predict(e.q, e.nq); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*e.nq), "µs/query")
+		})
+	}
+	run("drknn", &DrKNN{K: e.k, P: e.p, Workers: 1})
+	for _, tau := range []float64{e.tau, 0.5, 0.2} {
+		tr := &TruncatedDrKNN{DrKNN: DrKNN{K: e.k, P: e.p, Workers: 1}, Tau: tau}
+		if err := tr.Fit(e.x, e.n, e.d, e.y, e.m); err != nil {
+			b.Fatal(err)
+		}
+		info := tr.Truncation()
+		run(fmt.Sprintf("truncated_tau=%g_kept=%d_of_%d", tau, info.Kept, info.N), tr)
+	}
 }
