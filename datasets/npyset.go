@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,34 +66,11 @@ func ReadNPY(dir string) (*Dataset, error) {
 	if err != nil {
 		return nil, corruptf("npy: %s: %w", yPath, err)
 	}
-	x, err := xa.Float32(true)
+	x, shape, note, err := npySamples(xa, xPath, true)
 	if err != nil {
-		return nil, corruptf("npy: %s: %w", xPath, err)
+		return nil, err
 	}
-	rep := &Report{}
-	if xa.Kind == npy.Uint && xa.Size == 1 {
-		for i, v := range x {
-			x[i] = byteScale[int(v)]
-		}
-	}
-	shape := slices.Clone(xa.Shape[1:])
-	switch len(shape) {
-	case 0:
-		shape = []int{1}
-	case 2:
-		shape = []int{1, shape[0], shape[1]}
-	case 3:
-		if c := shape[2]; (c == 1 || c == 3) && shape[0] != 1 && shape[0] != 3 {
-			x = channelsFirst(x, n, shape[0], shape[1], c)
-			shape = []int{c, shape[0], shape[1]}
-			rep.Channels = fmt.Sprintf("%s is n×H×W×C (C = %d): transposed to C×H×W", NPYFeatures, c)
-		}
-	}
-	for _, s := range shape {
-		if s < 1 {
-			return nil, corruptf("npy: %s: shape %v has an empty dimension", xPath, xa.Shape)
-		}
-	}
+	rep := &Report{Channels: note}
 	d := &Dataset{Name: "npy", Shape: shape, X: x, Labels: make([]int, n), Files: make([]string, n)}
 	if rep.Channels != "" {
 		d.Report = rep
@@ -130,6 +108,66 @@ func ReadNPY(dir string) (*Dataset, error) {
 		return nil, corruptf("npy: %w", err)
 	}
 	return d, nil
+}
+
+// npySamples converts the n×… array xa read from path into samples as
+// ReadNPY documents (uint8 pixels / 255; [F], [1, H, W] or [C, H, W];
+// channels-last images transposed, which note says). With rejectNonFinite
+// a NaN or ±Inf value is an error; otherwise NaN stays (a missing value)
+// and ±Inf is still an error.
+func npySamples(xa *npy.Array, path string, rejectNonFinite bool) (x []float32, shape []int, note string, err error) {
+	if len(xa.Shape) < 1 || xa.Shape[0] < 1 {
+		return nil, nil, "", corruptf("npy: %s: shape %v, want n×… with n ≥ 1 samples", path, xa.Shape)
+	}
+	n := xa.Shape[0]
+	if x, err = xa.Float32(rejectNonFinite); err != nil {
+		return nil, nil, "", corruptf("npy: %s: %w", path, err)
+	}
+	for i, v := range x {
+		if math.IsInf(float64(v), 0) {
+			return nil, nil, "", corruptf("npy: %s: element %d is %v", path, i, v)
+		}
+	}
+	if xa.Kind == npy.Uint && xa.Size == 1 {
+		for i, v := range x {
+			x[i] = byteScale[int(v)]
+		}
+	}
+	shape = slices.Clone(xa.Shape[1:])
+	switch len(shape) {
+	case 0:
+		shape = []int{1}
+	case 2:
+		shape = []int{1, shape[0], shape[1]}
+	case 3:
+		if c := shape[2]; (c == 1 || c == 3) && shape[0] != 1 && shape[0] != 3 {
+			x = channelsFirst(x, n, shape[0], shape[1], c)
+			shape = []int{c, shape[0], shape[1]}
+			note = fmt.Sprintf("%s is n×H×W×C (C = %d): transposed to C×H×W", filepath.Base(path), c)
+		}
+	}
+	for _, s := range shape {
+		if s < 1 {
+			return nil, nil, "", corruptf("npy: %s: shape %v has an empty dimension", path, xa.Shape)
+		}
+	}
+	return x, shape, note, nil
+}
+
+// ReadNPYSamples reads a .npy file of n samples (n×…) exactly as ReadNPY
+// reads X.npy — uint8 pixels scaled to [0, 1], n×H×W as [1, H, W],
+// channels-last images transposed — for tools that classify new samples
+// with a model trained on NumPy data. NaN values are kept (missing values
+// for the caller to fill or refuse); ±Inf is an error.
+func ReadNPYSamples(path string) (x []float32, n int, shape []int, err error) {
+	xa, err := npy.Read(path)
+	if err != nil {
+		return nil, 0, nil, classify(err)
+	}
+	if x, shape, _, err = npySamples(xa, path, false); err != nil {
+		return nil, 0, nil, err
+	}
+	return x, xa.Shape[0], shape, nil
 }
 
 // readClassNames reads one class name a line (surrounding spaces trimmed;

@@ -135,6 +135,10 @@ type EvalConfig struct {
 	Tau       float64  `yaml:"tau" json:"tau"`             // truncation threshold for drknn_truncated (paper: 0.9)
 	Bandwidth float64  `yaml:"bandwidth" json:"bandwidth"` // kernel smoothing h (0 = median heuristic)
 	Methods   []string `yaml:"methods" json:"methods"`     // result keys to compute; empty = all available
+	// LFDBlock is the largest training set whose test-time LFD is solved
+	// whole; a larger one (protocol fit) is solved in class-stratified
+	// random blocks of at most LFDBlock points (SolveLFD). 0 = always whole.
+	LFDBlock int `yaml:"lfd_block" json:"lfd_block"`
 	// FewShotSteps are the Adam steps of the network baselines (matching_net,
 	// proto_net, metaoptnet, metaoptnet_rr); 0 = train.steps.
 	FewShotSteps int `yaml:"fewshot_steps" json:"fewshot_steps"`
@@ -160,7 +164,7 @@ func Default() Config {
 		Model: ModelConfig{Channels: 32, Hidden: 64, Dim: 400, DType: "float64"},
 		Train: TrainConfig{Steps: 100, LR: 1e-2, Minisets: 8, Metric: "euclidean",
 			Theta: []float64{0.1}, ThetaRelative: true, Epsilon: 1e-2, Tol: 1e-3},
-		Eval: EvalConfig{K: 5, Tau: 0.9},
+		Eval: EvalConfig{K: 5, Tau: 0.9, LFDBlock: DefaultLFDBlock},
 	}
 }
 
@@ -549,6 +553,9 @@ func (c *Config) validate() error {
 	}
 	if !(e.Bandwidth >= 0) || math.IsInf(e.Bandwidth, 0) {
 		return bad("eval.bandwidth", e.Bandwidth, "must be ≥ 0 (0 = median heuristic)")
+	}
+	if e.LFDBlock < 0 || e.LFDBlock == 1 {
+		return bad("eval.lfd_block", e.LFDBlock, "want 0 (always the whole training set) or ≥ 2 points per block")
 	}
 	if e.FewShotSteps < 0 {
 		return bad("eval.fewshot_steps", e.FewShotSteps, "must be ≥ 0 (0 = train.steps)")

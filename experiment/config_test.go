@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 )
 
@@ -84,7 +85,14 @@ func TestShippedConfigsAreValid(t *testing.T) {
 		t.Fatalf("want one config per experiment (≥ 7), found %d", len(files))
 	}
 	for _, f := range files {
-		if _, err := LoadConfig(f, nil); err != nil {
+		cfg, err := LoadConfig(f, nil)
+		if err != nil && strings.Contains(err.Error(), "key data_dir") {
+			// A template for your own data: valid once data_dir is given.
+			if cfg, err = LoadConfig(f, []string{"data_dir=/your/data"}); err == nil && !datasets.OwnData(cfg.Dataset) {
+				t.Errorf("%s: needs data_dir but reads %s", f, cfg.Dataset)
+			}
+		}
+		if err != nil {
 			t.Error(err)
 		}
 	}

@@ -9,6 +9,30 @@ import (
 	"github.com/drknn/drknn/train"
 )
 
+// StratifiedFolds assigns each of the points with labels y (0…m−1) to one
+// of folds folds: each class's points are shuffled (a generator seeded by
+// seed) and dealt round-robin, continuing from one class to the next, so
+// every fold holds about 1/folds of each class.
+func StratifiedFolds(y []int, m, folds int, seed int64) []int {
+	rng := rand.New(rand.NewSource(seed ^ 0x5eed))
+	fold := make([]int, len(y))
+	next := 0
+	for c := 0; c < m; c++ {
+		var idx []int
+		for i, l := range y {
+			if l == c {
+				idx = append(idx, i)
+			}
+		}
+		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+		for _, i := range idx {
+			fold[i] = next % folds
+			next++
+		}
+	}
+	return fold
+}
+
 // ChooseTheta returns the radii for a repeat: train.theta, or — when
 // train.theta_grid is set — the grid value (one radius for all classes)
 // with the best cross-validated Dr.k-NN accuracy on the episode's training
@@ -28,23 +52,7 @@ func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) 
 	if folds == 0 || folds > n {
 		folds = n
 	}
-	// Stratified assignment: shuffle each class, deal its points round-robin.
-	rng := rand.New(rand.NewSource(seed ^ 0x5eed))
-	fold := make([]int, n)
-	next := 0
-	for c := 0; c < cfg.Ways; c++ {
-		var idx []int
-		for i, l := range y {
-			if l == c {
-				idx = append(idx, i)
-			}
-		}
-		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
-		for _, i := range idx {
-			fold[i] = next % folds
-			next++
-		}
-	}
+	fold := StratifiedFolds(y, cfg.Ways, folds, seed)
 	size := len(x) / n
 	best, bestAcc := 0.0, -1.0
 	for _, theta := range grid {

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/drknn/drknn/datasets"
@@ -154,9 +155,20 @@ func standardize(mode string, trainSet, querySet *datasets.Dataset) (*predict.St
 
 // TrainSettings is what Algorithm 1 needs from the config, for n training
 // samples, radii theta and a seed.
+// With protocol fit, miniset_size 0 means FitMinisetSize, and a step
+// embeds only its mini-sets (train.Settings.Gather) when they hold fewer
+// rows than the n samples.
 func (c *Config) TrainSettings(theta []float64, seed int64, n int) train.Settings {
+	size := min(c.Train.MinisetSize, n)
+	gather := false
+	if c.Protocol == ProtocolFit {
+		if size == 0 {
+			size = FitMinisetSize(n, c.Ways)
+		}
+		gather = c.Train.Minisets*size < n
+	}
 	return train.Settings{Steps: c.Train.Steps, LR: c.Train.LR, Minisets: c.Train.Minisets,
-		MinisetSize: min(c.Train.MinisetSize, n), Seed: seed, Ways: c.Ways,
+		MinisetSize: size, Gather: gather, Seed: seed, Ways: c.Ways,
 		Augment: datasets.AugmentSettings{Shift: c.Train.Augment.Shift, Flip: c.Train.Augment.Flip},
 		LFD: gop.Settings{Metric: c.Metric(), Theta: theta, Normalize: c.Train.ThetaRelative,
 			Solver: c.solverSettings(), Workers: 1}}
@@ -230,7 +242,14 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 // SolveLFD solves the LFD on embeddings e (n×dim) with the run's metric,
 // normalisation (optlayer.NormalizeCosts, as in training) and radii: the P*
 // that Dr.k-NN votes with.
+//
+// A training set larger than eval.lfd_block (protocol fit) is solved in
+// class-stratified random blocks of at most that many points
+// (solveLFDBlocks): the whole-set LFD's cost grows as n².
 func SolveLFD(cfg Config, e []float64, n, dim int, labels []int, theta []float64) (*optlayer.Result, error) {
+	if b := cfg.Eval.LFDBlock; b > 0 && n > b {
+		return solveLFDBlocks(cfg, e, n, dim, labels, theta)
+	}
 	return solveLFD(cfg, e, n, dim, labels, theta, nil)
 }
 
@@ -445,8 +464,41 @@ func fewShotAccuracy(cfg Config, method string, ep *Episode) (float64, error) {
 // from the repeat's export.
 func (rep *Repeat) Model(cfg Config) (*predict.Model, error) {
 	ep := rep.Episode
-	return predict.NewModel(rep.Net, rep.TrainEmb, ep.Train.Len(), rep.Dim, ep.TrainLabels, rep.LFD.P, ep.ClassNames,
-		predict.Settings{K: cfg.Eval.K, Tau: cfg.Eval.Tau, Bandwidth: cfg.Eval.Bandwidth, Standardize: ep.Standardize, Dataset: cfg.Dataset})
+	return predict.NewModel(rep.Net, rep.TrainEmb, ep.Train.Len(), rep.Dim, ep.TrainLabels, rep.LFD.P, ep.ClassNames, cfg.predictSettings(ep))
+}
+
+// predictSettings are the voting settings of cfg and the preprocessing of
+// episode e's samples, for the model trained on it.
+func (c *Config) predictSettings(e *Episode) predict.Settings {
+	in := &predict.Input{Kind: predict.InputFeatures, Reader: c.Dataset, Shape: slices.Clone(e.Train.Shape), Features: e.Train.Features}
+	if len(in.Shape) == 3 {
+		in.Kind = predict.InputImages
+	}
+	return predict.Settings{K: c.Eval.K, Tau: c.Eval.Tau, Bandwidth: c.Eval.Bandwidth, Standardize: e.Standardize,
+		Impute: e.Impute, Dataset: c.Dataset, Input: in}
+}
+
+// manifest is the part of an export's manifest the experiment fills: the
+// config, ϑ, the cost scale and the LFD's certificate (solved in blocks
+// LFD blocks).
+func (c *Config) manifest(theta []float64, lfd *optlayer.Result, blocks int) (predict.Manifest, error) {
+	man := predict.Manifest{Theta: theta, ThetaRelative: c.Train.ThetaRelative, Metric: c.Train.Metric,
+		LFD: predict.LFDBounds{Objective: lfd.Objective, LowerBound: lfd.LowerBound, RelGap: lfd.RelGap}}
+	if blocks > 1 {
+		man.LFD.Blocks = blocks
+	}
+	var err error
+	if man.Config, err = predict.Record(c); err != nil {
+		return man, fmt.Errorf("export: %w", err)
+	}
+	man.CostScale = "absolute"
+	if c.Train.ThetaRelative {
+		man.CostScale = "costs divided by their mean over the n×n training cost matrix before solving"
+		if blocks > 1 {
+			man.CostScale = "costs divided by their mean over each LFD block's cost matrix before solving"
+		}
+	}
+	return man, nil
 }
 
 // Export writes the repeat's model, queries and manifest to the folder dir
@@ -456,17 +508,12 @@ func (rep *Repeat) Export(dir string, cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	man := predict.Manifest{Theta: rep.Theta, ThetaRelative: cfg.Train.ThetaRelative, Metric: cfg.Train.Metric,
-		LFD: predict.LFDBounds{Objective: rep.LFD.Objective, LowerBound: rep.LFD.LowerBound, RelGap: rep.LFD.RelGap}}
-	if man.Config, err = predict.Record(cfg); err != nil {
-		return fmt.Errorf("export: %w", err)
+	man, err := cfg.manifest(rep.Theta, rep.LFD, 1)
+	if err != nil {
+		return err
 	}
 	if man.Episode, err = predict.RecordEpisode(rep.Record); err != nil {
 		return fmt.Errorf("export: %w", err)
-	}
-	man.CostScale = "absolute"
-	if cfg.Train.ThetaRelative {
-		man.CostScale = "costs divided by their mean over the n×n training cost matrix before solving"
 	}
 	return predict.WriteExport(dir, m, man, rep.QueryEmb, rep.Episode.Query.Len(), rep.Episode.QueryLabels)
 }

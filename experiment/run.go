@@ -71,6 +71,7 @@ type EpisodeRecord struct {
 // Results is results.json.
 type Results struct {
 	Dataset  string                  `json:"dataset"`
+	Protocol string                  `json:"protocol,omitempty"` // "" = episodes
 	Ways     int                     `json:"ways"`
 	Shots    int                     `json:"shots"`
 	Repeats  int                     `json:"repeats"`
@@ -79,6 +80,10 @@ type Results struct {
 	Episodes []EpisodeRecord         `json:"episodes"`
 	Config   Config                  `json:"config"`
 	Seconds  float64                 `json:"seconds"`
+	// Fit is protocol fit's report (nil for episodes): Methods then holds
+	// the test-part accuracy, or the cross-validation folds' mean, 95%
+	// interval and per-fold accuracies (in per_repeat).
+	Fit *FitSummary `json:"fit,omitempty"`
 }
 
 // LoadData reads the configured data set. Your own data (imagefolder,
@@ -131,6 +136,9 @@ func RunData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options)
 }
 
 func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, start time.Time) (res *Results, err error) {
+	if cfg.Protocol == ProtocolFit {
+		return runFit(ctx, cfg, d, opts, start)
+	}
 	notify := serial(opts.Observer)
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -14,9 +14,12 @@
 package predict
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -57,7 +60,13 @@ type Manifest struct {
 	Episode       RecordedEpisode   `json:"episode"`
 	LFD           LFDBounds         `json:"lfd"`
 	Files         map[string]string `json:"files"`
-	Versions      map[string]string `json:"versions"`
+	// SHA256 holds the SHA-256 of each file WriteExport wrote, by manifest
+	// key: Load refuses a file that does not match (a model.bin copied from
+	// another run or repeat). Exports written before it was recorded have
+	// none and are not checked.
+	SHA256   map[string]string `json:"sha256,omitempty"`
+	Input    *Input            `json:"input,omitempty"`
+	Versions map[string]string `json:"versions"`
 }
 
 // LFDBounds are the certificate of the LFD solved on the training set.
@@ -65,6 +74,10 @@ type LFDBounds struct {
 	Objective  float64 `json:"objective"`
 	LowerBound float64 `json:"lower_bound"`
 	RelGap     float64 `json:"rel_gap"`
+	// Blocks is the number of blocks a large training set's LFD was solved
+	// in (0 or 1: the whole set at once); then Objective and LowerBound
+	// are the sums of the blocks' and RelGap the largest block's.
+	Blocks int `json:"blocks,omitempty"`
 }
 
 // RecordedConfig is the experiment configuration an export was made with
@@ -92,6 +105,7 @@ type RecordedConfig struct {
 // standardisation decoded: nil or mode "none" when off.
 type RecordedEpisode struct {
 	Standardize *Standardize    `json:"standardize"`
+	Impute      *Impute         `json:"impute"`
 	Raw         json.RawMessage `json:"-"` // the whole record
 }
 
@@ -255,6 +269,11 @@ func Load(dir string) (*Export, error) {
 	if e.Manifest, err = parseManifest(b); err != nil {
 		return nil, fmt.Errorf("export %s: %w", mpath, err)
 	}
+	for _, key := range []string{"train_embeddings", "train_labels", "lfd_weights"} {
+		if err := e.verify(key); err != nil {
+			return nil, err
+		}
+	}
 	m := &Model{}
 	emb := e.file("train_embeddings")
 	m.TrainEmb, m.N, m.D, err = npy.ReadMatrix(emb, true)
@@ -294,7 +313,7 @@ func Load(dir string) (*Export, error) {
 		return nil, fmt.Errorf("export: manifest names %d classes, %s has %d rows", len(m.ClassNames), ppath, m.M)
 	}
 	m.Settings = Settings{K: man.K, Tau: man.Config.Eval.Tau, Bandwidth: man.Config.Eval.Bandwidth,
-		Standardize: man.Episode.Standardize, Dataset: man.Config.Dataset}
+		Standardize: man.Episode.Standardize, Dataset: man.Config.Dataset, Impute: man.Episode.Impute, Input: man.Input}
 	if m.Settings.K == 0 {
 		m.Settings.K = man.Config.Eval.K
 	}
@@ -303,6 +322,9 @@ func Load(dir string) (*Export, error) {
 	}
 	path := e.file("model")
 	m.loadNet = func() (*model.Net, error) {
+		if err := e.verify("model"); err != nil {
+			return nil, err
+		}
 		net, err := model.Load(path)
 		if err != nil {
 			return nil, fmt.Errorf("export: %w", err)
@@ -314,6 +336,37 @@ func Load(dir string) (*Export, error) {
 	}
 	e.Model = m
 	return e, nil
+}
+
+// verify checks the file of an export against the SHA-256 the manifest
+// records for it (none recorded: no check).
+func (e *Export) verify(key string) error {
+	want, ok := e.Manifest.SHA256[key]
+	if !ok {
+		return nil
+	}
+	path := e.file(key)
+	got, err := fileSHA256(path)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if got != want {
+		return fmt.Errorf("export %s: %s does not belong to this export (SHA-256 %.12s…, the manifest records %.12s…): was it copied from another run or repeat?", e.Dir, filepath.Base(path), got, want)
+	}
+	return nil
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // parseManifest decodes manifest.json and checks what prediction relies on
@@ -329,7 +382,60 @@ func parseManifest(b []byte) (Manifest, error) {
 	if err := m.Episode.Standardize.check(m.Model.InShape); err != nil {
 		return Manifest{}, err
 	}
+	if err := m.Episode.Impute.check(m.Model.InSize()); err != nil {
+		return Manifest{}, err
+	}
+	if err := m.Input.check(m.Model.InSize()); err != nil {
+		return Manifest{}, err
+	}
 	return m, nil
+}
+
+// check validates a fill of missing values against the network's input
+// size.
+func (im *Impute) check(size int) error {
+	if im == nil {
+		return nil
+	}
+	if im.Mode != "mean" && im.Mode != "mode" {
+		return fmt.Errorf("episode.impute: mode %q, want mean or mode", im.Mode)
+	}
+	if len(im.Values) != size {
+		return fmt.Errorf("episode.impute: %d values for inputs of %d", len(im.Values), size)
+	}
+	for j, v := range im.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("episode.impute: value %d is %v", j, v)
+		}
+	}
+	return nil
+}
+
+// check validates an input description against the network's input size.
+func (in *Input) check(size int) error {
+	if in == nil {
+		return nil
+	}
+	if in.Kind != InputImages && in.Kind != InputFeatures {
+		return fmt.Errorf("input.kind %q, want %s or %s", in.Kind, InputImages, InputFeatures)
+	}
+	n := 1
+	for _, v := range in.Shape {
+		if v < 1 || n > math.MaxInt32/v {
+			return fmt.Errorf("input.shape %v", in.Shape)
+		}
+		n *= v
+	}
+	if len(in.Shape) == 0 || n != size {
+		return fmt.Errorf("input.shape %v holds %d values, the network takes %d", in.Shape, n, size)
+	}
+	if in.Kind == InputImages && len(in.Shape) != 3 || in.Kind == InputFeatures && len(in.Shape) != 1 {
+		return fmt.Errorf("input.shape %v does not fit input.kind %s", in.Shape, in.Kind)
+	}
+	if in.Features != nil && len(in.Features) != n {
+		return fmt.Errorf("input.features names %d columns for %d features", len(in.Features), n)
+	}
+	return nil
 }
 
 // Queries reads the export's query embeddings (nq×D) and their labels, the
@@ -400,6 +506,13 @@ func WriteExport(dir string, m *Model, man Manifest, q []float64, nq int, queryL
 		}
 	}
 	man.Format, man.Model, man.K, man.Ways, man.ClassNames = ExportFormat, net.Config(), m.Settings.K, m.M, m.ClassNames
+	man.Input = m.Settings.Input
+	man.SHA256 = map[string]string{}
+	for key := range man.Files {
+		if man.SHA256[key], err = fileSHA256(path(key)); err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+	}
 	man.Versions = versions()
 	b, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {

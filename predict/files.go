@@ -1,31 +1,59 @@
 package predict
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"errors"
 	"fmt"
+	"image"
+	"io"
+	"io/fs"
+	"math"
 	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 
+	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/npy"
+	"golang.org/x/sync/errgroup"
 )
 
-// Inputs are new samples given as files, in exactly one of three forms.
+// Inputs are new samples given as files, in exactly one of four forms.
 type Inputs struct {
-	Images     []string // PNG or JPEG files, preprocessed as ImageSettings says
-	Embeddings string   // an nq×D float64 .npy of embeddings made by the same network
-	Features   string   // a CSV of feature rows for a feature-row (MLP) network (ReadFeatureCSV)
-	Invert     *bool    // images: override the model's polarity (nil: the model's)
+	// Images are image files (PNG, JPEG, GIF, BMP, WebP, decoded by
+	// content) or folders, searched recursively for files with an image
+	// extension (hidden ones skipped), in sorted order.
+	Images []string
+	// CSV is a table of feature rows. For a model trained on a CSV its
+	// columns are matched by header name to the model's features (other
+	// columns, such as the label, are ignored); otherwise each row holds
+	// the model's F numbers (a non-numeric first line is a header).
+	// Missing cells (empty, NA, N/A, NaN, ?) are filled as the model's
+	// training filled them (data.missing), or make the row fail.
+	CSV string
+	// NPY is a .npy file of n samples, read as the npy data set reads
+	// X.npy (uint8 pixels / 255; n×F, n×H×W, n×C×H×W or n×H×W×C).
+	NPY string
+	// Embeddings is an nq×D float64 .npy of embeddings made by the same
+	// network.
+	Embeddings string
+	Invert     *bool // images: override the model's polarity (nil: the model's)
 }
 
 // Check reports inputs given in none or several forms, or -invert without
 // images.
 func (in Inputs) Check() error {
 	forms := 0
-	for _, given := range []bool{len(in.Images) > 0, in.Embeddings != "", in.Features != ""} {
+	for _, given := range []bool{len(in.Images) > 0, in.CSV != "", in.NPY != "", in.Embeddings != ""} {
 		if given {
 			forms++
 		}
 	}
 	if forms != 1 {
-		return fmt.Errorf("give exactly one of images, embeddings and features")
+		return fmt.Errorf("give exactly one of images, a CSV, a .npy of samples and embeddings")
 	}
 	if in.Invert != nil && len(in.Images) == 0 {
 		return fmt.Errorf("-invert applies only to images")
@@ -33,75 +61,477 @@ func (in Inputs) Check() error {
 	return nil
 }
 
-// PredictFiles reads the inputs, embeds them with the model's network
-// (embeddings are used as given) and classifies them. Each prediction is
-// named by its file (feature rows as FILE:ROW, embeddings by row number).
+// Failed counts the predictions that carry an error.
+func Failed(preds []Prediction) int {
+	n := 0
+	for _, p := range preds {
+		if p.Error != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// sample is one input on its way to the network: its name, its values (the
+// reader's preprocessing applied) or the error that stopped it.
+type sample struct {
+	name    string
+	x       []float32
+	err     error
+	warning string
+}
+
+// PredictFiles reads the inputs, prepares them as the model's training
+// samples were prepared (the reader's decoding and resizing, missing values
+// filled, standardisation), embeds them with the model's network
+// (embeddings are used as given) and classifies them. It returns one
+// Prediction per input, in order, named by its file (CSV rows as
+// FILE:LINE, .npy rows as FILE:ROW from 0, embeddings by row number). An
+// input that cannot be read or does not fit (a corrupt image, a row with
+// text in a number column) gets a Prediction with Error set and the others
+// are still classified; the error return is for problems with the model or
+// the whole input (a missing CSV column, samples of the wrong size), which
+// wrap ErrInput where the input is at fault.
 func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
 	if err := in.Check(); err != nil {
 		return nil, err
 	}
-	var q []float64
-	var nq int
-	var names []string
+	if _, err := m.Classifier(o); err != nil { // bad method or k: before any work
+		return nil, err
+	}
+	if in.Embeddings != "" {
+		return m.predictEmbeddings(in.Embeddings, o)
+	}
+	var samples []sample
+	var err error
 	switch {
-	case in.Embeddings != "":
-		var d int
-		var err error
-		if q, nq, d, err = npy.ReadMatrix(in.Embeddings, true); err != nil {
-			return nil, err
-		}
-		if d != m.D {
-			return nil, fmt.Errorf("%w: %s: embeddings of width %d, the model's are %d", ErrInput, in.Embeddings, d, m.D)
-		}
-	case in.Features != "":
-		net, err := m.Net()
-		if err != nil {
-			return nil, err
-		}
-		shape := net.Config().InShape
-		if len(shape) != 1 {
-			return nil, fmt.Errorf("%w: %s: the model takes images of shape %v, not feature rows (use -images)", ErrInput, in.Features, shape)
-		}
-		f, err := os.Open(in.Features)
-		if err != nil {
-			return nil, err
-		}
-		x, n, err := ReadFeatureCSV(f, in.Features, shape[0])
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		if q, err = m.Embed(x, n); err != nil {
-			return nil, err
-		}
-		nq = n
-		for i := 0; i < n; i++ {
-			names = append(names, fmt.Sprintf("%s:%d", in.Features, i+1))
-		}
+	case in.CSV != "":
+		samples, err = m.csvSamples(in.CSV)
+	case in.NPY != "":
+		samples, err = m.npySamples(in.NPY)
 	default:
-		s, err := m.ImageSettings()
+		samples, err = m.imageSamples(in.Images, in.Invert)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return m.classifySamples(samples, o)
+}
+
+// classifySamples embeds the samples that were read and classifies them,
+// keeping the failed ones in place.
+func (m *Model) classifySamples(samples []sample, o Options) ([]Prediction, error) {
+	out := make([]Prediction, len(samples))
+	var x []float32
+	var ok []int
+	var names []string
+	for i, s := range samples {
+		out[i] = Prediction{Input: s.name, Class: -1, Warning: s.warning}
+		if s.err != nil {
+			out[i].Error = s.err.Error()
+			continue
+		}
+		x = append(x, s.x...)
+		ok, names = append(ok, i), append(names, s.name)
+	}
+	if len(ok) == 0 {
+		return out, nil
+	}
+	q, err := m.Embed(x, len(ok))
+	if err != nil {
+		return nil, err
+	}
+	preds, err := m.Classify(q, len(ok), names, o)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range ok {
+		preds[j].Warning = out[i].Warning
+		out[i] = preds[j]
+	}
+	return out, nil
+}
+
+// predictEmbeddings classifies the rows of an embeddings .npy; a row with
+// a non-finite value fails alone.
+func (m *Model) predictEmbeddings(path string, o Options) ([]Prediction, error) {
+	q, nq, d, err := npy.ReadMatrix(path, false)
+	if err != nil {
+		return nil, err
+	}
+	if d != m.D {
+		return nil, fmt.Errorf("%w: %s: embeddings of width %d, the model's are %d", ErrInput, path, d, m.D)
+	}
+	out := make([]Prediction, nq)
+	var good []float64
+	var ok []int
+	var names []string
+	for i := range nq {
+		row := q[i*d : (i+1)*d]
+		out[i] = Prediction{Input: strconv.Itoa(i), Class: -1}
+		if j := nonFinite64(row); j >= 0 {
+			out[i].Error = fmt.Sprintf("%s row %d: coordinate %d is %v", path, i, j, row[j])
+			continue
+		}
+		good = append(good, row...)
+		ok, names = append(ok, i), append(names, strconv.Itoa(i))
+	}
+	if len(ok) == 0 {
+		return out, nil
+	}
+	preds, err := m.Classify(good, len(ok), names, o)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range ok {
+		out[i] = preds[j]
+	}
+	return out, nil
+}
+
+func nonFinite64(x []float64) int {
+	for j, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return j
+		}
+	}
+	return -1
+}
+
+// inputSize is the number of values of one raw sample: the recorded input
+// shape's, else the network's.
+func (m *Model) inputShape() ([]int, error) {
+	if in := m.Settings.Input; in != nil {
+		return in.Shape, nil
+	}
+	net, err := m.Net()
+	if err != nil {
+		return nil, err
+	}
+	return net.Config().InShape, nil
+}
+
+func prod(shape []int) int {
+	n := 1
+	for _, v := range shape {
+		n *= v
+	}
+	return n
+}
+
+// fill replaces the missing values (NaN) of a sample as the model's
+// training filled them, or reports the first one (named by name(j)) when
+// the model was trained without data.missing.
+func (m *Model) fill(x []float32, name func(j int) string) error {
+	im := m.Settings.Impute
+	for j, v := range x {
+		if v == v {
+			continue
+		}
+		if im == nil || j >= len(im.Values) {
+			return fmt.Errorf("missing value in %s (the model was trained without data.missing, so it has no value to fill it with)", name(j))
+		}
+		x[j] = float32(im.Values[j])
+	}
+	return nil
+}
+
+// missingCell reports whether a CSV cell (trimmed) stands for a missing
+// value, as the csv reader does: empty, NA, N/A, NaN or ? (any case).
+func missingCell(s string) bool {
+	switch strings.ToLower(s) {
+	case "", "na", "n/a", "nan", "?":
+		return true
+	}
+	return false
+}
+
+// csvSamples reads the rows of a CSV of feature rows (see Inputs.CSV).
+func (m *Model) csvSamples(path string) ([]sample, error) {
+	shape, err := m.inputShape()
+	if err != nil {
+		return nil, err
+	}
+	if len(shape) != 1 {
+		return nil, fmt.Errorf("%w: %s: the model takes images of shape %v, not feature rows (use -images or -npy)", ErrInput, path, shape)
+	}
+	f := shape[0]
+	var features []string
+	if in := m.Settings.Input; in != nil {
+		features = in.Features
+	}
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	return m.readCSVSamples(file, path, f, features)
+}
+
+// readCSVSamples parses a CSV of feature rows (named path in messages) for
+// a model taking f features, named features when not nil.
+func (m *Model) readCSVSamples(r io.Reader, path string, f int, features []string) ([]sample, error) {
+	cr := csv.NewReader(bufio.NewReader(r))
+	cr.FieldsPerRecord = -1
+	cr.Comment = '#'
+	cr.TrimLeadingSpace = true
+	var cols []int // column of each feature
+	colName := func(j int) string { return fmt.Sprintf("field %d", j+1) }
+	var out []sample
+	first := true
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		line, _ := cr.FieldPos(0)
 		if err != nil {
-			return nil, err
-		}
-		if in.Invert != nil {
-			s.Invert = *in.Invert
-		}
-		x := make([]float32, 0, len(in.Images)*s.Channels*s.Height*s.Width)
-		for _, path := range in.Images {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return nil, err
+			var pe *csv.ParseError
+			if errors.As(err, &pe) && pe.Err == csv.ErrFieldCount {
+				continue // not reported with FieldsPerRecord = -1
 			}
-			v, err := Image(data, s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", path, err)
-			}
-			x = append(x, v...)
+			return nil, fmt.Errorf("%w: %s: %v", ErrInput, path, err)
 		}
-		nq, names = len(in.Images), in.Images
-		if q, err = m.Embed(x, nq); err != nil {
+		if first {
+			first = false
+			if len(rec) > 0 {
+				rec[0] = strings.TrimPrefix(rec[0], "\ufeff")
+			}
+			if features != nil {
+				if cols, err = matchColumns(rec, features, path); err != nil {
+					return nil, err
+				}
+				colName = func(j int) string { return fmt.Sprintf("column %q", features[j]) }
+				continue
+			}
+			if !numericRow(rec) {
+				continue // a header
+			}
+		}
+		if cols == nil {
+			cols = make([]int, f)
+			for j := range cols {
+				cols[j] = j
+			}
+		}
+		if len(out) == MaxFeatureRows {
+			return nil, fmt.Errorf("%w: %s: more than %d rows", ErrInput, path, MaxFeatureRows)
+		}
+		s := sample{name: fmt.Sprintf("%s:%d", path, line)}
+		s.x, s.err = m.csvRow(rec, cols, f, features == nil, colName)
+		if s.err != nil {
+			s.err = fmt.Errorf("%s line %d: %w", path, line, s.err)
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no rows", ErrInput, path)
+	}
+	return out, nil
+}
+
+// matchColumns finds each feature's column in a header row.
+func matchColumns(header, features []string, path string) ([]int, error) {
+	at := map[string]int{}
+	for i, h := range header {
+		h = strings.TrimSpace(h)
+		if _, dup := at[h]; dup {
+			return nil, fmt.Errorf("%w: %s: column %q appears twice in the header", ErrInput, path, h)
+		}
+		at[h] = i
+	}
+	cols := make([]int, len(features))
+	for j, name := range features {
+		i, ok := at[name]
+		if !ok {
+			return nil, fmt.Errorf("%w: %s: no column %q in the header (the model's feature columns: %s)", ErrInput, path, name, strings.Join(features, ", "))
+		}
+		cols[j] = i
+	}
+	return cols, nil
+}
+
+func numericRow(rec []string) bool {
+	for _, v := range rec {
+		v = strings.TrimSpace(v)
+		if missingCell(v) {
+			continue
+		}
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// csvRow parses the features of one row (exact: the row must hold exactly
+// f fields).
+func (m *Model) csvRow(rec []string, cols []int, f int, exact bool, colName func(int) string) ([]float32, error) {
+	if exact && len(rec) != f {
+		return nil, fmt.Errorf("%d values, the model takes %d features", len(rec), f)
+	}
+	x := make([]float32, f)
+	for j, c := range cols {
+		if c >= len(rec) {
+			return nil, fmt.Errorf("%d fields: no value for %s", len(rec), colName(j))
+		}
+		v := strings.TrimSpace(rec[c])
+		if missingCell(v) {
+			x[j] = float32(math.NaN())
+			continue
+		}
+		p, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(p) || math.IsInf(p, 0) || math.Abs(p) > math.MaxFloat32 {
+			return nil, fmt.Errorf("%s: %q is not a finite number", colName(j), rec[c])
+		}
+		x[j] = float32(p)
+	}
+	if err := m.fill(x, colName); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// npySamples reads the rows of a .npy of samples (see Inputs.NPY).
+func (m *Model) npySamples(path string) ([]sample, error) {
+	shape, err := m.inputShape()
+	if err != nil {
+		return nil, err
+	}
+	x, n, got, err := datasets.ReadNPYSamples(path)
+	if err != nil {
+		return nil, err
+	}
+	size := prod(shape)
+	if prod(got) != size {
+		return nil, fmt.Errorf("%w: %s: samples of shape %v, the model takes %v", ErrInput, path, got, shape)
+	}
+	out := make([]sample, n)
+	for i := range out {
+		s := sample{name: fmt.Sprintf("%s:%d", path, i), x: x[i*size : (i+1)*size]}
+		if err := m.fill(s.x, func(j int) string { return fmt.Sprintf("value %d", j) }); err != nil {
+			s.x, s.err = nil, fmt.Errorf("%s row %d: %w", path, i, err)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+// imageExts are the extensions of the image files a folder argument
+// contributes.
+var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".jpe": true, ".gif": true, ".bmp": true, ".dib": true, ".webp": true}
+
+// ExpandImages lists the image files that paths mean: a file is taken as
+// it is; a folder contributes, recursively and in sorted order, its files
+// with an image extension (hidden files and folders skipped). A path that
+// does not exist is kept, so that it fails as an input of its own.
+func ExpandImages(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || !st.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if path != p && strings.HasPrefix(e.Name(), ".") {
+				if e.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !e.IsDir() && imageExts[strings.ToLower(filepath.Ext(e.Name()))] {
+				out = append(out, path)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
-	return m.Classify(q, nq, names, o)
+	return out, nil
+}
+
+// MinImageFraction: an image whose width or height is below this fraction
+// of the network's is still classified, with a warning (it is stretched
+// more than 2×; a 1×1 image carries no shape).
+const MinImageFraction = 0.5
+
+// imageSamples decodes image files (see Inputs.Images), in parallel, each
+// failing alone.
+func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
+	shape, err := m.inputShape()
+	if err != nil {
+		return nil, err
+	}
+	if len(shape) != 3 {
+		return nil, fmt.Errorf("%w: the model takes feature rows of shape %v, not images (use -csv or -npy)", ErrInput, shape)
+	}
+	c, h, w := shape[0], shape[1], shape[2]
+	if c != 1 && c != 3 {
+		return nil, fmt.Errorf("%w: the model takes %d-channel images; only 1 (grey) or 3 (RGB) can be made from image files", ErrInput, c)
+	}
+	s := ImageSettings{Channels: c, Height: h, Width: w, Invert: m.Settings.Dataset == "omniglot"}
+	if invert != nil {
+		s.Invert = *invert
+	}
+	folder := false // the image-folder reader's Catmull-Rom resampling, not area averaging
+	if in := m.Settings.Input; in != nil && (in.Reader == "imagefolder" || in.Reader == "npy") {
+		folder = true
+	}
+	files, err := ExpandImages(paths)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%w: no image files in %s", ErrInput, strings.Join(paths, ", "))
+	}
+	out := make([]sample, len(files))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, path := range files {
+		g.Go(func() error {
+			out[i] = sample{name: path}
+			data, err := readImageFile(path)
+			if err == nil {
+				if cfg, _, cerr := image.DecodeConfig(bytes.NewReader(data)); cerr == nil &&
+					(float64(cfg.Width) < MinImageFraction*float64(w) || float64(cfg.Height) < MinImageFraction*float64(h)) {
+					out[i].warning = fmt.Sprintf("%s is %d×%d, the model takes %d×%d: stretched more than %.0f×", path, cfg.Width, cfg.Height, w, h, 1/MinImageFraction)
+				}
+				if folder {
+					out[i].x, err = datasets.DecodeFolderImage(data, c, h, w)
+				} else {
+					out[i].x, err = Image(data, s)
+				}
+			}
+			if err != nil {
+				out[i].err = fmt.Errorf("%s: %w", path, err)
+				out[i].warning = ""
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	return out, nil
+}
+
+// readImageFile reads one image file, refusing one larger than the readers
+// accept.
+func readImageFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, datasets.MaxImageFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > datasets.MaxImageFileBytes {
+		return nil, fmt.Errorf("larger than %d bytes", datasets.MaxImageFileBytes)
+	}
+	return data, nil
 }

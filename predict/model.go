@@ -23,7 +23,32 @@ type Settings struct {
 	// Dataset names the data set the model was trained on; its reader's
 	// conventions apply to new images (Omniglot's are inverted: 1 = stroke).
 	Dataset string
+	// Impute fills missing feature values of new samples as the run filled
+	// its own (data.missing mean or mode); nil when off.
+	Impute *Impute
+	// Input describes the raw inputs the model takes (images or feature
+	// rows, their shape, a CSV's feature columns); nil for exports written
+	// before it was recorded (the network's input shape is used then).
+	Input *Input
 }
+
+// Input describes the raw inputs a model takes and how they become
+// network inputs: samples of Shape as the data set's reader (Reader)
+// produced them — images ([C, H, W]) or feature rows ([F], from a CSV
+// whose feature columns are Features, in order). A network on flattened
+// images (an MLP on [C·H·W]) still takes images of Shape.
+type Input struct {
+	Kind     string   `json:"kind"`               // InputImages or InputFeatures
+	Reader   string   `json:"reader"`             // the data set kind: imagefolder, csv, npy, mnist, …
+	Shape    []int    `json:"shape"`              // one sample as the reader gives it
+	Features []string `json:"features,omitempty"` // csv: the feature columns, in order
+}
+
+// Kinds of input (Input.Kind).
+const (
+	InputImages   = "images"
+	InputFeatures = "features"
+)
 
 // Model is a trained Dr.k-NN classifier: the embedding network, the
 // embeddings of its training samples with their labels, the least-favourable
@@ -132,12 +157,19 @@ func Methods() []string {
 	return []string{eval.MethodDrKNN, eval.MethodDrKNNTruncated, eval.MethodEmbeddingKNN, eval.MethodKernelSmoothing}
 }
 
-// Prediction is the answer for one input.
+// Prediction is the answer for one input. An input that could not be
+// classified (an unreadable file, a bad row) has Error set, Class −1 and
+// no name, votes or probabilities; the others are still classified.
 type Prediction struct {
 	Input string    `json:"input"`
 	Class int       `json:"class"`
 	Name  string    `json:"name"`
 	Votes []float64 `json:"votes"` // p̃_m for m = 0…M−1
+	Proba []float64 `json:"proba"` // class probabilities, summing to 1, in the order of Classes
+	Error string    `json:"error,omitempty"`
+	// Warning notes an input that was classified but may not fit the
+	// model (an image much smaller than the network's input).
+	Warning string `json:"warning,omitempty"`
 }
 
 // Classifier returns the fitted classifier the options select, configured
@@ -219,6 +251,10 @@ func (m *Model) Classify(q []float64, nq int, names []string, o Options) ([]Pred
 	if err != nil {
 		return nil, err
 	}
+	proba, err := c.Proba(q, nq)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Prediction, nq)
 	for i := range out {
 		name := fmt.Sprint(i)
@@ -226,7 +262,8 @@ func (m *Model) Classify(q []float64, nq int, names []string, o Options) ([]Pred
 			name = names[i]
 		}
 		out[i] = Prediction{Input: name, Class: pred[i], Name: m.ClassNames[pred[i]],
-			Votes: append([]float64(nil), votes[i*m.M:(i+1)*m.M]...)}
+			Votes: append([]float64(nil), votes[i*m.M:(i+1)*m.M]...),
+			Proba: append([]float64(nil), proba[i*m.M:(i+1)*m.M]...)}
 	}
 	return out, nil
 }

@@ -211,16 +211,43 @@ func TestLoadRejectsInconsistentExports(t *testing.T) {
 		"embeddings missing": func(f *fixture) { must(t, os.Remove(filepath.Join(f.Dir, "train_embeddings.npy"))) },
 	}
 	for name, breakIt := range cases {
-		t.Run(name, func(t *testing.T) {
-			f := makeExport(t, cnnConfig, "mnist", 6, 2, 1)
-			breakIt(f)
-			if _, err := Load(f.Dir); err == nil {
-				t.Fatal("Load accepted a broken export")
-			}
-		})
+		// With the files' SHA-256 recorded a changed array fails its
+		// check; without (exports written before they were recorded) the
+		// consistency checks must catch it.
+		for _, hashes := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/sha256 %v", name, hashes), func(t *testing.T) {
+				f := makeExport(t, cnnConfig, "mnist", 6, 2, 1)
+				if !hashes {
+					delete(f.Manifest, "sha256")
+					f.writeManifest(t)
+				}
+				breakIt(f)
+				if _, err := Load(f.Dir); err == nil {
+					t.Fatal("Load accepted a broken export")
+				}
+			})
+		}
 	}
+	// A model.bin of another repeat (same shape, other weights) is refused
+	// by its SHA-256 when the network is first needed.
+	t.Run("model of another repeat", func(t *testing.T) {
+		f := makeExport(t, cnnConfig, "mnist", 6, 2, 1)
+		net, err := model.New(cnnConfig, 99)
+		must(t, err)
+		must(t, net.Save(filepath.Join(f.Dir, "model.bin")))
+		e, err := Load(f.Dir)
+		must(t, err)
+		if _, err := e.Net(); err == nil || !strings.Contains(err.Error(), "model.bin does not belong to this export") {
+			t.Fatalf("err = %v", err)
+		}
+		if _, err := e.PredictFiles(Inputs{NPY: writeSamples(t, f.QueryX, f.NQ, cnnConfig.WithDefaults().InShape)}, Options{}); err == nil {
+			t.Fatal("predicted with another repeat's network")
+		}
+	})
 	t.Run("model of another width", func(t *testing.T) {
 		f := makeExport(t, cnnConfig, "mnist", 6, 2, 1)
+		delete(f.Manifest, "sha256") // an export without recorded hashes: the width check
+		f.writeManifest(t)
 		other := cnnConfig
 		other.Dim = 4
 		net, err := model.New(other, 1)
@@ -388,58 +415,93 @@ func TestImageBadInput(t *testing.T) {
 	}
 }
 
-func TestReadFeatureCSV(t *testing.T) {
-	in := "# lung rows\na,b,c\n0.1, 0.2,0.3\n\n1,0,0.5\r\n"
-	x, n, err := ReadFeatureCSV(strings.NewReader(in), "rows.csv", 3)
-	must(t, err)
-	want := []float32{0.1, 0.2, 0.3, 1, 0, 0.5}
-	if n != 2 || len(x) != 6 {
-		t.Fatalf("n=%d x=%v", n, x)
+// featureModel is a model on 3 feature rows without a network (CSV
+// parsing needs only its input description), with named columns when
+// names is set and a mean fill when fill is set.
+func featureModel(t testing.TB, names []string, fill []float64) *Model {
+	m, err := NewModel(nil, []float64{0, 1}, 2, 1, []int{0, 1}, []float64{1, 0, 0, 1}, []string{"a", "b"},
+		Settings{K: 1, Input: &Input{Kind: InputFeatures, Reader: "csv", Shape: []int{3}, Features: names}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range want {
-		if x[i] != want[i] {
-			t.Fatalf("x = %v, want %v", x, want)
+	if fill != nil {
+		m.Settings.Impute = &Impute{Mode: "mean", Values: fill}
+	}
+	return m
+}
+
+func TestCSVSamplesPositional(t *testing.T) {
+	m := featureModel(t, nil, nil)
+	in := "# lung rows\na,b,c\n0.1, 0.2,0.3\n\n1,0,0.5\r\n1,x,3\n1,2\n1,NA,3\n1,2,+Inf\n1,2,1e300\n"
+	got, err := m.readCSVSamples(strings.NewReader(in), "rows.csv", 3, nil)
+	must(t, err)
+	if len(got) != 7 || got[0].name != "rows.csv:3" || got[1].name != "rows.csv:5" {
+		t.Fatalf("%d rows, names %q %q", len(got), got[0].name, got[1].name)
+	}
+	want := []float32{0.1, 0.2, 0.3, 1, 0, 0.5}
+	if got[0].err != nil || got[1].err != nil || !slices.Equal(append(got[0].x, got[1].x...), want) {
+		t.Fatalf("rows %v %v (%v %v), want %v", got[0].x, got[1].x, got[0].err, got[1].err, want)
+	}
+	for i, msg := range map[int]string{2: `rows.csv line 6: field 2: "x" is not a finite number`, 3: "rows.csv line 7: 2 values, the model takes 3 features",
+		4: "rows.csv line 8: missing value in field 2 (the model was trained without data.missing", 5: "+Inf", 6: "1e300"} {
+		if got[i].err == nil || !strings.Contains(got[i].err.Error(), msg) {
+			t.Errorf("row %d: %v, want %q", i, got[i].err, msg)
 		}
 	}
-	for name, bad := range map[string]string{
-		"too few":    "1,2\n",
-		"too many":   "1,2,3,4\n",
-		"NaN":        "1,NaN,3\n",
-		"Inf":        "1,2,+Inf\n",
-		"word later": "1,2,3\n1,x,3\n",
-		"empty":      "",
-		"only head":  "a,b,c\n",
-		"huge":       "1,2,1e300\n",
-		"bad quote":  "1,\"2,3\n",
-	} {
-		if _, _, err := ReadFeatureCSV(strings.NewReader(bad), "rows.csv", 3); err == nil || !strings.Contains(err.Error(), "rows.csv") {
-			t.Fatalf("%s: %v", name, err)
+	for name, bad := range map[string]string{"empty": "", "only head": "a,b,c\n", "bad quote": "1,\"2,3\n"} {
+		if _, err := m.readCSVSamples(strings.NewReader(bad), "rows.csv", 3, nil); err == nil || !strings.Contains(err.Error(), "rows.csv") || !errors.Is(err, ErrInput) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// A model trained on a CSV finds its columns by header name, in any order
+// and among other columns, and fills missing cells with its recorded fill.
+func TestCSVSamplesByName(t *testing.T) {
+	m := featureModel(t, []string{"h", "w", "d"}, []float64{7, 8, 9})
+	in := "\ufeffid, d ,label,h,w\n1,3,x,1,2\n2,,y,4,?\n3,6,z,abc,5\n4,6\n"
+	got, err := m.readCSVSamples(strings.NewReader(in), "t.csv", 3, []string{"h", "w", "d"})
+	must(t, err)
+	if len(got) != 4 || !slices.Equal(got[0].x, []float32{1, 2, 3}) || !slices.Equal(got[1].x, []float32{4, 8, 9}) {
+		t.Fatalf("rows %+v", got)
+	}
+	if got[2].err == nil || !strings.Contains(got[2].err.Error(), `t.csv line 4: column "h": "abc"`) {
+		t.Fatalf("bad cell: %v", got[2].err)
+	}
+	if got[3].err == nil || !strings.Contains(got[3].err.Error(), `no value for column "h"`) {
+		t.Fatalf("short row: %v", got[3].err)
+	}
+	for head, want := range map[string]string{"h,w\n1,2\n": `no column "d"`, "h,w,d,h\n1,2,3,4\n": `column "h" appears twice`} {
+		if _, err := m.readCSVSamples(strings.NewReader(head), "t.csv", 3, []string{"h", "w", "d"}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", head, err, want)
 		}
 	}
 }
 
 func TestWriteFormats(t *testing.T) {
-	preds := []Prediction{{Input: "a.png", Class: 1, Name: "cat, big", Votes: []float64{0.25, 0.75}},
-		{Input: "b.png", Class: 0, Name: "dog", Votes: []float64{0.6, 0.4}}}
+	preds := []Prediction{{Input: "a.png", Class: 1, Name: "cat, big", Votes: []float64{0.25, 0.75}, Proba: []float64{0.25, 0.75}},
+		{Input: "b.png", Class: -1, Error: "b.png: not an image"},
+		{Input: "c.png", Class: 0, Name: "dog", Votes: []float64{0.6, 0.2}, Proba: []float64{0.75, 0.25}}}
 	names := []string{"dog", "cat, big"}
 	var b bytes.Buffer
 	must(t, Write(&b, preds, names, CSV))
 	recs, err := csv.NewReader(&b).ReadAll()
 	must(t, err)
-	if len(recs) != 3 || recs[0][4] != "vote_cat, big" || recs[1][2] != "cat, big" || recs[1][4] != "0.75" {
-		t.Fatalf("csv %q", recs)
+	want := [][]string{{"input", "predicted", "dog", "cat, big"}, {"a.png", "cat, big", "0.25", "0.75"}, {"b.png", "", "", ""}, {"c.png", "dog", "0.75", "0.25"}}
+	if !reflect.DeepEqual(recs, want) {
+		t.Fatalf("csv %q, want %q", recs, want)
 	}
 	b.Reset()
 	must(t, Write(&b, preds, names, JSON))
 	var back []Prediction
 	must(t, json.Unmarshal(b.Bytes(), &back))
-	if len(back) != 2 || back[1].Votes[0] != 0.6 || back[0].Name != "cat, big" {
+	if len(back) != 3 || back[2].Votes[0] != 0.6 || back[2].Proba[0] != 0.75 || back[0].Name != "cat, big" || back[1].Error == "" || back[1].Class != -1 {
 		t.Fatalf("json %+v", back)
 	}
 	b.Reset()
 	must(t, Write(&b, preds, names, Text))
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 3 || !strings.Contains(lines[1], "0.2500 0.7500") || !strings.HasPrefix(lines[2], "b.png") {
+	if len(lines) != 4 || !strings.Contains(lines[1], "0.2500 0.7500") || !strings.Contains(lines[2], "error: b.png: not an image") || !strings.HasPrefix(lines[3], "c.png") {
 		t.Fatalf("text %q", b.String())
 	}
 	if err := Write(&b, preds, names, "xml"); err == nil {
@@ -447,21 +509,34 @@ func TestWriteFormats(t *testing.T) {
 	}
 }
 
-func FuzzReadFeatureCSV(f *testing.F) {
-	for _, s := range []string{"1,2,3\n", "a,b,c\n0.1,0.2,0.3\n", "# c\n\n1,2\n", "1,\"2\",3\n", "1e400,0,0\n"} {
-		f.Add(s)
+// FuzzCSVSamples: any bytes give rows that are either numbers (finite, the
+// model's width) or an error, never a panic.
+func FuzzCSVSamples(f *testing.F) {
+	for _, s := range []string{"1,2,3\n", "a,b,c\n0.1,0.2,0.3\n", "# c\n\n1,2\n", "1,\"2\",3\n", "1e400,0,0\n", "h,w,d\n1,,3\n", "\ufeffd,h,w\nNA,1,2\n"} {
+		f.Add(s, false)
+		f.Add(s, true)
 	}
-	f.Fuzz(func(t *testing.T, s string) {
-		x, n, err := ReadFeatureCSV(strings.NewReader(s), "f.csv", 3)
+	f.Fuzz(func(t *testing.T, s string, named bool) {
+		var names []string
+		if named {
+			names = []string{"h", "w", "d"}
+		}
+		m := featureModel(t, names, []float64{1, 2, 3})
+		rows, err := m.readCSVSamples(strings.NewReader(s), "f.csv", 3, names)
 		if err != nil {
 			return
 		}
-		if len(x) != 3*n || n < 1 {
-			t.Fatalf("n=%d len=%d", n, len(x))
-		}
-		for _, v := range x {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				t.Fatalf("non-finite %v", v)
+		for _, r := range rows {
+			if r.err != nil {
+				continue
+			}
+			if len(r.x) != 3 {
+				t.Fatalf("%d values", len(r.x))
+			}
+			for _, v := range r.x {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					t.Fatalf("non-finite %v", v)
+				}
 			}
 		}
 	})
@@ -687,4 +762,17 @@ func TestModelInMemoryMatchesExport(t *testing.T) {
 	} else if _, err := m.Embed(f.QueryX, f.NQ); err == nil {
 		t.Fatal("a model without a network embedded images")
 	}
+}
+
+// writeSamples writes n samples of the given shape as an n×… float64 .npy
+// and returns its path.
+func writeSamples(t testing.TB, x []float32, n int, shape []int) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "x.npy")
+	v := make([]float64, len(x))
+	for i, f := range x {
+		v[i] = float64(f)
+	}
+	must(t, npy.WriteFloat64(p, v, n, len(x)/n))
+	return p
 }

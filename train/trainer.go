@@ -32,6 +32,14 @@ type Settings struct {
 	// step's mini-sets are drawn, from the same generator), so a resumed
 	// run sees the same images. Zero = train on the samples as given.
 	Augment datasets.AugmentSettings
+	// Gather embeds only the step's mini-sets — Minisets × n′ rows, a
+	// sample once for each mini-set that draws it — instead of all n
+	// training samples, so a step costs the same whatever n: the form for
+	// training sets much larger than a mini-set (protocol fit). The
+	// mini-sets, the risk and (for networks without batch statistics) the
+	// gradient are those of the ungathered step. Off: every sample is
+	// embedded once per step, as in the paper's episodes.
+	Gather bool
 }
 
 // StepStats describe one training step.
@@ -58,10 +66,14 @@ type Trainer struct {
 	sampler *datasets.MiniSetSampler
 	history []StepStats
 
-	// Augmentation: the samples as given, the image shape, a buffer for the
-	// step's transformed copy and the input node's backing it is copied to.
+	// Augmentation and gathering: the samples as given, the image shape,
+	// buffers for the step's gathered rows and transformed copy, and the
+	// input node's backing they are copied to.
 	x      []float32
 	shape  []int
+	rows   int // rows of the input node: n, or Minisets × n′ when gathering
+	size   int // n′
+	gath   []float32
 	aug    []float32
 	back32 []float32
 	back64 []float64
@@ -94,22 +106,31 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	t := &Trainer{net: net, s: s, n: n, sampler: sampler}
+	t := &Trainer{net: net, s: s, n: n, sampler: sampler, rows: n, size: size}
+	in := x
+	if s.Gather {
+		t.rows = s.Minisets * size
+		t.gath = make([]float32, t.rows*cfg.InSize())
+		in = t.gath
+	}
 
 	g := G.NewGraph()
-	shape := append([]int{n}, cfg.InShape...)
+	shape := append([]int{t.rows}, cfg.InShape...)
 	var xv *tensor.Dense
 	if net.Dtype() == tensor.Float32 {
-		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), x...)))
+		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), in...)))
 	} else {
-		d := make([]float64, len(x))
-		for i, v := range x {
+		d := make([]float64, len(in))
+		for i, v := range in {
 			d[i] = float64(v)
 		}
 		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
 	}
-	if s.Augment.Enabled() {
-		t.x, t.shape, t.aug = append([]float32(nil), x...), cfg.InShape, make([]float32, len(x))
+	if s.Augment.Enabled() || s.Gather {
+		t.x, t.shape = append([]float32(nil), x...), cfg.InShape
+		if s.Augment.Enabled() {
+			t.aug = make([]float32, len(in))
+		}
 		switch b := xv.Data().(type) {
 		case []float32:
 			t.back32 = b
@@ -162,7 +183,7 @@ func (t *Trainer) Step() (StepStats, error) {
 		ms := t.sampler.Draw(rng)
 		sets[k] = gop.MiniSet{Index: ms.Index, Labels: ms.Labels}
 	}
-	if err := t.augment(rng); err != nil {
+	if err := t.load(rng, sets); err != nil {
 		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
 	}
 	// The risk layer solves every mini-set's LFD in the forward pass and
@@ -185,20 +206,40 @@ func (t *Trainer) Step() (StepStats, error) {
 	return st, nil
 }
 
-// augment writes this step's transformed copy of the training images into
-// the input node's value (the tape machine reads it at every run).
-func (t *Trainer) augment(rng *rand.Rand) error {
-	if !t.s.Augment.Enabled() {
+// load writes this step's input rows into the input node's value (the
+// tape machine reads it at every run): when gathering, the mini-sets'
+// samples (and the mini-sets are renumbered to those rows); when
+// augmenting, a transformed copy drawn from rng. Otherwise the node keeps
+// the samples as given.
+func (t *Trainer) load(rng *rand.Rand, sets []gop.MiniSet) error {
+	if !t.s.Augment.Enabled() && !t.s.Gather {
 		return nil
 	}
-	if err := datasets.Augment(t.aug, t.x, t.n, t.shape, t.s.Augment, rng); err != nil {
-		return err
+	src := t.x
+	if t.s.Gather {
+		insize := len(t.x) / t.n
+		for k := range sets {
+			idx := make([]int, len(sets[k].Index))
+			for j, i := range sets[k].Index {
+				row := k*t.size + j
+				copy(t.gath[row*insize:(row+1)*insize], t.x[i*insize:(i+1)*insize])
+				idx[j] = row
+			}
+			sets[k].Index = idx
+		}
+		src = t.gath
+	}
+	if t.s.Augment.Enabled() {
+		if err := datasets.Augment(t.aug, src, t.rows, t.shape, t.s.Augment, rng); err != nil {
+			return err
+		}
+		src = t.aug
 	}
 	if t.back32 != nil {
-		copy(t.back32, t.aug)
+		copy(t.back32, src)
 		return nil
 	}
-	for i, v := range t.aug {
+	for i, v := range src {
 		t.back64[i] = float64(v)
 	}
 	return nil

@@ -1,24 +1,30 @@
 // Command drknn-predict classifies new inputs with a model exported by
-// drknn-train (the folder runs/NAME/repeats/NN/export).
+// drknn-train: RUN/export of a protocol fit run, or an episode's
+// RUN/repeats/NN/export.
 //
-//	drknn-predict -export DIR (-images FILE… | -embeddings Q.npy | -features ROWS.csv)
+//	drknn-predict -model DIR (-images PATH… | -csv FILE | -npy X.npy | -embeddings Q.npy)
 //	              [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing]
-//	              [-format text|csv|json] [-out FILE] [-invert=true|false]
+//	              [-format csv|text|json] [-out FILE] [-invert=true|false]
 //
-// -images takes PNG or JPEG files (decoded by content; the remaining
-// arguments after the flags are more image files). They are converted to
-// the network's channels (grey luma or RGB), stretched to its H×W by area
-// averaging and scaled to [0, 1], as the data set readers do; Omniglot
-// models invert the polarity (-invert overrides). -embeddings takes an
-// nq×d float64 .npy of embeddings made by the same network (for example
-// the export's query_embeddings.npy). -features takes CSV rows of F numbers
-// for feature-row models, scaled as the reader scales them (Lung Cancer:
-// attribute/3). The work is predict.Load and Model.PredictFiles.
+// -images takes image files and folders (searched recursively for image
+// files); the remaining arguments after the flags are more paths. Images
+// are decoded by content and prepared exactly as the model's data set
+// reader prepared its training images (channels, resizing, scaling,
+// Omniglot's inversion unless -invert says otherwise). -csv takes a table
+// of feature rows: for a model trained on a CSV its columns are found by
+// header name (the label column and others are ignored), otherwise each row
+// holds the model's F numbers; missing cells are filled as in training.
+// -npy takes n samples as the npy data set reads X.npy. -embeddings takes an
+// nq×d float64 .npy of embeddings made by the same network. The work is
+// predict.Load and Model.PredictFiles.
 //
-// For each input the output gives the predicted class (index and name)
-// and the class votes p̃_m. Errors — unreadable or inconsistent export,
-// inputs whose shape or channels do not fit the model — give one line on
-// standard error and exit status 2.
+// The output (standard output, or -out FILE written through a temporary
+// name) is CSV by default: input,predicted,<one probability column per
+// class name>, the probabilities of each row summing to 1. An input that
+// cannot be read or does not fit is reported on standard error and gets a
+// row with an empty prediction; the others are still classified, and the
+// exit status is then 1. Errors with the model or the options exit with
+// status 2 and one line on standard error.
 package main
 
 import (
@@ -26,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 
@@ -34,14 +41,22 @@ import (
 	"github.com/drknn/drknn/predict"
 )
 
-const usage = "usage: drknn-predict -export DIR (-images FILE… | -embeddings Q.npy | -features ROWS.csv) [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing] [-format text|csv|json] [-out FILE]"
+const usage = "usage: drknn-predict -model DIR (-images PATH… | -csv FILE | -npy X.npy | -embeddings Q.npy) [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing] [-format csv|text|json] [-out FILE]"
 
 func main() { cli.Main("drknn-predict", run) }
 
-// run fails with usage errors only: every failure is bad input (status 2).
+// failedInputs reports inputs that could not be classified (exit status 1;
+// everything else that stops the command is bad usage or input, status 2).
+type failedInputs struct{ failed, total int }
+
+func (e failedInputs) Error() string {
+	return fmt.Sprintf("%d of %d inputs could not be classified (each is named above; its output row has no prediction)", e.failed, e.total)
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	err := predictCmd(args, stdout, stderr)
-	if err != nil && !errors.Is(err, flag.ErrHelp) {
+	var fi failedInputs
+	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.As(err, &fi) {
 		return cli.Usage(err)
 	}
 	return err
@@ -49,19 +64,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 func predictCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("drknn-predict", flag.ContinueOnError)
-	exportDir := fs.String("export", "", "export folder written by drknn-train (…/repeats/NN/export)")
-	image := fs.String("images", "", "PNG or JPEG file to classify (more files may follow the flags)")
+	var dir string
+	fs.StringVar(&dir, "model", "", "export folder written by drknn-train (RUN/export, or RUN/repeats/NN/export)")
+	fs.StringVar(&dir, "export", "", "the same as -model")
+	image := fs.String("images", "", "image file or folder to classify (more may follow the flags)")
 	var in predict.Inputs
+	fs.StringVar(&in.CSV, "csv", "", "CSV of feature rows to classify")
+	fs.StringVar(&in.CSV, "features", "", "the same as -csv")
+	fs.StringVar(&in.NPY, "npy", "", ".npy of samples to classify (n×F, n×H×W, n×C×H×W or n×H×W×C)")
 	fs.StringVar(&in.Embeddings, "embeddings", "", "nq×d float64 .npy of embeddings to classify")
-	fs.StringVar(&in.Features, "features", "", "CSV of feature rows to classify (MLP models)")
-	k := fs.Int("k", 0, "neighbours (default: the exported run's k)")
+	k := fs.Int("k", 0, "neighbours (default: the model's k)")
 	method := fs.String("method", "drknn", "classifier: "+strings.Join(predict.Methods(), ", "))
-	format := fs.String("format", "text", "output format: text, csv or json")
+	format := fs.String("format", "csv", "output format: csv, text or json")
 	outPath := fs.String("out", "", "write the output to this file instead of standard output")
 	invert := fs.Bool("invert", false, "invert image polarity (1 − v); default: on for Omniglot models only")
-	// Flags and image file names may be mixed: parse again after each
-	// non-flag argument.
-	var files []string
+	// Flags and paths may be mixed: parse again after each non-flag argument.
+	var paths []string
 	for rest := args; ; rest = fs.Args()[1:] {
 		if err := cli.Parse(fs, rest, usage, stderr); err != nil {
 			return err
@@ -69,31 +87,35 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 		if fs.NArg() == 0 {
 			break
 		}
-		files = append(files, fs.Arg(0))
+		paths = append(paths, fs.Arg(0))
 	}
+	kSet := false
 	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "invert" {
+		switch f.Name {
+		case "invert":
 			in.Invert = invert
+		case "k":
+			kSet = true
 		}
 	})
 	if *image != "" {
-		in.Images = append([]string{*image}, files...)
-	} else if len(files) > 0 {
-		return cli.Usagef("unexpected argument %q (image files follow -images); %s", files[0], usage)
+		in.Images = append([]string{*image}, paths...)
+	} else if len(paths) > 0 {
+		return fmt.Errorf("unexpected argument %q (image paths follow -images); %s", paths[0], usage)
 	}
 	f := predict.Format(*format)
 	switch {
-	case *exportDir == "":
-		return cli.Usagef("-export is required; %s", usage)
-	case *k < 0:
-		return cli.Usagef("-k %d: want ≥ 1", *k)
-	case f != predict.Text && f != predict.CSV && f != predict.JSON:
-		return cli.Usagef("-format %q: want text, csv or json", *format)
+	case dir == "":
+		return fmt.Errorf("-model is required; %s", usage)
+	case kSet && *k < 1:
+		return fmt.Errorf("-k %d: want ≥ 1 (leave -k out for the model's own k)", *k)
+	case f != predict.CSV && f != predict.Text && f != predict.JSON:
+		return fmt.Errorf("-format %q: want csv, text or json", *format)
 	}
 	if err := in.Check(); err != nil {
-		return cli.Usagef("%v; %s", err, usage)
+		return fmt.Errorf("%v; %s", err, usage)
 	}
-	e, err := predict.Load(*exportDir)
+	e, err := predict.Load(dir)
 	if err != nil {
 		return err
 	}
@@ -101,13 +123,28 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	for _, p := range preds {
+		switch {
+		case p.Error != "":
+			fmt.Fprintf(stderr, "drknn-predict: %s\n", p.Error)
+		case p.Warning != "":
+			fmt.Fprintf(stderr, "drknn-predict: warning: %s\n", p.Warning)
+		}
+	}
 	var buf bytes.Buffer
-	if err := predict.Write(&buf, preds, e.ClassNames, f); err != nil {
+	if err := predict.Write(&buf, preds, e.Classes(), f); err != nil {
 		return err
 	}
 	if *outPath != "" {
-		return atomicfile.WriteBytes(*outPath, buf.Bytes())
+		err = atomicfile.WriteBytes(*outPath, buf.Bytes())
+	} else {
+		_, err = stdout.Write(buf.Bytes())
 	}
-	_, err = stdout.Write(buf.Bytes())
-	return err
+	if err != nil {
+		return err
+	}
+	if n := predict.Failed(preds); n > 0 {
+		return failedInputs{n, len(preds)}
+	}
+	return nil
 }

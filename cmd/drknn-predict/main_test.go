@@ -3,19 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/experiment"
+	"github.com/drknn/drknn/internal/fixtures"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
@@ -156,16 +161,18 @@ func TestEmbeddings(t *testing.T) {
 	check(t, err)
 	pred, _ := e.want(t, "drknn", 3, q, nq)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != nq+1 || lines[0] != "input,class,name,vote_zero,vote_one" {
+	if len(lines) != nq+1 || lines[0] != "input,predicted,zero,one" {
 		t.Fatalf("csv head %q, %d lines", lines[0], len(lines))
 	}
 	for i, l := range lines[1:] {
 		f := strings.Split(l, ",")
-		if f[0] != fmt.Sprint(i) || f[1] != fmt.Sprint(pred[i]) {
-			t.Fatalf("csv line %q, want class %d", l, pred[i])
+		p0, err0 := strconv.ParseFloat(f[2], 64)
+		p1, err1 := strconv.ParseFloat(f[3], 64)
+		if f[0] != fmt.Sprint(i) || f[1] != []string{"zero", "one"}[pred[i]] || err0 != nil || err1 != nil || math.Abs(p0+p1-1) > 1e-12 {
+			t.Fatalf("csv line %q, want class %d and probabilities summing to 1", l, pred[i])
 		}
 	}
-	code, so, _ := runCmd("-export", e.dir, "-embeddings", qpath)
+	code, so, _ := runCmd("-model", e.dir, "-embeddings", qpath, "-format", "text")
 	if code != 0 || len(strings.Split(strings.TrimSpace(so), "\n")) != nq+1 {
 		t.Fatalf("text output %q", so)
 	}
@@ -259,7 +266,7 @@ func TestFeatures(t *testing.T) {
 	check(t, err)
 	pred, _ := e.want(t, "drknn", 3, q, 2)
 	got := decodeJSON(t, so)
-	if len(got) != 2 || got[0].Class != pred[0] || got[1].Class != pred[1] || got[1].Input != p+":2" {
+	if len(got) != 2 || got[0].Class != pred[0] || got[1].Class != pred[1] || got[1].Input != p+":3" {
 		t.Fatalf("%+v, want %v", got, pred)
 	}
 }
@@ -275,36 +282,34 @@ func TestBadInput(t *testing.T) {
 	check(t, npy.WriteFloat64(qok, make([]float64, 2*e.d), 2, e.d))
 	img := filepath.Join(dir, "a.png")
 	writePNG(t, img, image.NewGray(image.Rect(0, 0, 4, 4)))
-	txt := filepath.Join(dir, "notimage.png")
-	check(t, os.WriteFile(txt, []byte("hello"), 0o644))
 	rows := filepath.Join(dir, "rows.csv")
 	check(t, os.WriteFile(rows, []byte("1,2,3\n"), 0o644))
-	out := filepath.Join(dir, "out.txt")
 	cases := map[string][]string{
-		"no export":            {"-embeddings", qok},
-		"no input":             {"-export", e.dir},
-		"two inputs":           {"-export", e.dir, "-embeddings", qok, "-images", img},
-		"embeddings width":     {"-export", e.dir, "-embeddings", qbad, "-out", out},
-		"embeddings missing":   {"-export", e.dir, "-embeddings", filepath.Join(dir, "none.npy"), "-out", out},
-		"not an image":         {"-export", e.dir, "-images", txt, "-out", out},
-		"image missing":        {"-export", e.dir, "-images", filepath.Join(dir, "none.png"), "-out", out},
-		"images into MLP":      {"-export", m.dir, "-images", img, "-out", out},
-		"features into CNN":    {"-export", e.dir, "-features", rows, "-out", out},
-		"features wrong count": {"-export", m.dir, "-features", rows, "-out", out},
-		"bad method":           {"-export", e.dir, "-embeddings", qok, "-method", "pca_knn", "-out", out},
-		"k too big":            {"-export", e.dir, "-embeddings", qok, "-k", "99", "-out", out},
-		"k negative":           {"-export", e.dir, "-embeddings", qok, "-k", "-1"},
-		"bad format":           {"-export", e.dir, "-embeddings", qok, "-format", "xml"},
-		"export missing":       {"-export", filepath.Join(dir, "nothing"), "-embeddings", qok},
-		"stray argument":       {"-export", e.dir, "-embeddings", qok, "extra.png"},
-		"invert without image": {"-export", e.dir, "-embeddings", qok, "-invert"},
-		"unknown flag":         {"-export", e.dir, "-embeddings", qok, "-bogus"},
+		"no export":          {"-embeddings", qok},
+		"no input":           {"-model", e.dir},
+		"two inputs":         {"-model", e.dir, "-embeddings", qok, "-images", img},
+		"embeddings width":   {"-model", e.dir, "-embeddings", qbad},
+		"embeddings missing": {"-model", e.dir, "-embeddings", filepath.Join(dir, "none.npy")},
+		"images into MLP":    {"-model", m.dir, "-images", img},
+		"csv into CNN":       {"-model", e.dir, "-csv", rows},
+		"npy wrong size":     {"-model", e.dir, "-npy", qbad},
+		"empty folder":       {"-model", e.dir, "-images", t.TempDir()},
+		"bad method":         {"-model", e.dir, "-embeddings", qok, "-method", "pca_knn"},
+		"k too big":          {"-model", e.dir, "-embeddings", qok, "-k", "99"},
+		"k zero":             {"-model", e.dir, "-embeddings", qok, "-k", "0"},
+		"k negative":         {"-model", e.dir, "-embeddings", qok, "-k", "-1"},
+		"bad format":         {"-model", e.dir, "-embeddings", qok, "-format", "xml"},
+		"export missing":     {"-model", filepath.Join(dir, "nothing"), "-embeddings", qok},
+		"stray argument":     {"-model", e.dir, "-embeddings", qok, "extra.png"},
+		"invert, no image":   {"-model", e.dir, "-embeddings", qok, "-invert"},
+		"unknown flag":       {"-model", e.dir, "-embeddings", qok, "-bogus"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
-			code, so, se := runCmd(args...)
+			out := filepath.Join(t.TempDir(), "out.csv")
+			code, so, se := runCmd(append(args, "-out", out)...)
 			if code != 2 || so != "" {
-				t.Fatalf("exit %d stdout %q", code, so)
+				t.Fatalf("exit %d stdout %q stderr %q", code, so, se)
 			}
 			if strings.Count(se, "\n") != 1 || !strings.HasPrefix(se, "drknn-predict: ") {
 				t.Fatalf("stderr %q, want one line", se)
@@ -313,5 +318,106 @@ func TestBadInput(t *testing.T) {
 				t.Fatal("output written on error")
 			}
 		})
+	}
+}
+
+// One unreadable input does not stop the batch: it is named on stderr and
+// gets a row with an empty prediction, the others are classified, the exit
+// status is 1. A tiny image is classified with a warning.
+func TestBadFileDoesNotAbortBatch(t *testing.T) {
+	e := newExport(t, cnn, "mnist", 6)
+	m := newExport(t, model.Config{Kind: model.MLP, InShape: []int{4}, Hidden: 5, Dim: 3, DType: model.Float64}, "lung-cancer", 6)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "a.png")
+	writePNG(t, good, image.NewGray(image.Rect(0, 0, 6, 6)))
+	tiny := filepath.Join(dir, "b.png")
+	writePNG(t, tiny, image.NewGray(image.Rect(0, 0, 1, 1)))
+	bad := filepath.Join(dir, "c.png")
+	check(t, os.WriteFile(bad, []byte("hello"), 0o644))
+	missing := filepath.Join(dir, "none.png")
+	code, so, se := runCmd("-model", e.dir, "-images", good, bad, tiny, missing)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %s", code, se)
+	}
+	recs, err := csv.NewReader(strings.NewReader(so)).ReadAll()
+	check(t, err)
+	if len(recs) != 5 || recs[1][0] != good || recs[1][1] == "" || recs[2][0] != bad || recs[2][1] != "" || recs[2][2] != "" ||
+		recs[3][0] != tiny || recs[3][1] == "" || recs[4][0] != missing || recs[4][1] != "" {
+		t.Fatalf("rows %q", recs)
+	}
+	for _, want := range []string{"drknn-predict: " + bad + ":", "drknn-predict: " + missing + ":", "warning: " + tiny + " is 1×1, the model takes 6×6", "2 of 4 inputs could not be classified"} {
+		if !strings.Contains(se, want) {
+			t.Errorf("stderr %q lacks %q", se, want)
+		}
+	}
+	// A CSV row with text in a number column fails alone.
+	rows := filepath.Join(dir, "rows.csv")
+	check(t, os.WriteFile(rows, []byte("0,0.3,1,0.6\n1,x,0,0\n1,1,0,0\n"), 0o644))
+	code, so, se = runCmd("-model", m.dir, "-csv", rows)
+	recs, err = csv.NewReader(strings.NewReader(so)).ReadAll()
+	check(t, err)
+	if code != 1 || len(recs) != 4 || recs[2][1] != "" || recs[1][1] == "" || recs[3][1] == "" || !strings.Contains(se, rows+" line 2") {
+		t.Fatalf("exit %d rows %q stderr %q", code, recs, se)
+	}
+}
+
+// End to end: protocol fit on an image folder (train/ and test/, PNG and
+// JPEG), then drknn-predict on its test/ folder plus a corrupt file: the
+// header names the classes, every good row's probabilities sum to 1, the
+// predictions beat chance (1/3) by far, the corrupt file has its row with
+// an empty prediction, and the exit status is 1.
+func TestFitThenPredictImageFolder(t *testing.T) {
+	data, run := t.TempDir(), t.TempDir()
+	files, labels, err := fixtures.ImageFolder(data, 10, 6, 8)
+	check(t, err)
+	cfg, err := experiment.ParseConfig("fit.yaml", []byte("dataset: imagefolder\ndata_dir: "+data+"\nprotocol: fit\n"+
+		"model: {channels: 4, dim: 16}\ntrain: {steps: 20, minisets: 4, lr: 0.02}\neval: {k: 3}\n"), nil)
+	check(t, err)
+	res, err := experiment.Run(t.Context(), cfg, experiment.Options{OutDir: run})
+	check(t, err)
+	bad := filepath.Join(data, "test", "vbar", "zz-broken.png")
+	check(t, fixtures.Corrupt(bad))
+	out := filepath.Join(t.TempDir(), "pred.csv")
+	code, so, se := runCmd("-model", filepath.Join(run, "export"), "-images", filepath.Join(data, "test"), "-out", out)
+	if code != 1 || so != "" || !strings.Contains(se, "zz-broken.png") || !strings.Contains(se, "1 of 19 inputs") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, so, se)
+	}
+	b, err := os.ReadFile(out)
+	check(t, err)
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	check(t, err)
+	if strings.Join(recs[0], ",") != "input,predicted,"+strings.Join(fixtures.Classes, ",") || len(recs) != len(files)+2 {
+		t.Fatalf("header %q, %d rows", recs[0], len(recs))
+	}
+	want := map[string]string{}
+	for i, f := range files {
+		want[f] = fixtures.Classes[labels[i]]
+	}
+	correct := 0
+	for _, r := range recs[1:] {
+		if r[0] == bad {
+			if r[1] != "" || r[2] != "" {
+				t.Fatalf("corrupt file's row %q", r)
+			}
+			continue
+		}
+		sum := 0.0
+		for _, v := range r[2:] {
+			p, err := strconv.ParseFloat(v, 64)
+			check(t, err)
+			sum += p
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Fatalf("row %q: probabilities sum to %v", r, sum)
+		}
+		if w, ok := want[r[0]]; !ok {
+			t.Fatalf("unexpected input %q", r[0])
+		} else if r[1] == w {
+			correct++
+		}
+	}
+	acc := float64(correct) / float64(len(files))
+	if acc < 0.7 || acc != res.Fit.Scores["drknn"].Accuracy {
+		t.Fatalf("accuracy %.3f on test/ through drknn-predict, %.3f in the run", acc, res.Fit.Scores["drknn"].Accuracy)
 	}
 }

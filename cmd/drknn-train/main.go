@@ -93,6 +93,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if f := res.Fit; f != nil {
+		fmt.Fprintf(stdout, "%s fit: %d training samples, %d classes, %.1fs → %s; model for drknn-predict -model %s\n", res.Dataset, f.Train, len(f.Classes), res.Seconds, filepath.Join(dir, "results.json"), f.Export)
+		for _, m := range res.Config.Eval.Methods {
+			s := f.Scores[m]
+			fmt.Fprintf(stdout, "  %-18s accuracy %.4f  log-loss %.4f  ECE %.4f (%s)\n", m, s.Accuracy, s.LogLoss, s.ECE, f.Evaluation)
+		}
+		return nil
+	}
 	fmt.Fprintf(stdout, "%s %d-way %d-shot, %d repeats, %.1fs → %s\n", res.Dataset, res.Ways, res.Shots, res.Repeats, res.Seconds, filepath.Join(dir, "results.json"))
 	if !*quiet {
 		for _, m := range res.MethodOrder() {

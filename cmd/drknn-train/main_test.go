@@ -11,6 +11,7 @@ import (
 
 	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/experiment"
+	"github.com/drknn/drknn/internal/fixtures"
 )
 
 func runCmd(ctx context.Context, args ...string) (int, string, string) {
@@ -123,5 +124,21 @@ func TestListAndPrintConfigs(t *testing.T) {
 	}
 	if code, _, se := runCmd(t.Context(), "-print-config", "nope"); code != 2 || !strings.Contains(se, "nope") {
 		t.Fatalf("print nope: exit %d %q", code, se)
+	}
+}
+
+// protocol fit through the command: the summary names the export that
+// drknn-predict -model takes.
+func TestTrainFitCSV(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.csv")
+	if _, _, err := fixtures.CSV(path, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	code, so, se := runCmd(t.Context(), "-config", "synthetic.yaml", "-set", "dataset=csv", "-set", "data_dir="+path, "-set", "protocol=fit", "-set", "model.kind=",
+		"-set", "data.label=kind", "-set", "data.missing=mode", "-set", "train.steps=3", "-set", "train.cv_folds=2", "-out", out, "-quiet")
+	if code != 0 || !strings.Contains(so, "csv fit: 30 training samples, 3 classes") || !strings.Contains(so, filepath.Join(out, "export")) || !strings.Contains(so, "(cv)") {
+		t.Fatalf("exit %d: %q %q", code, so, se)
 	}
 }

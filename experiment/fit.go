@@ -1,0 +1,420 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/predict"
+	"github.com/drknn/drknn/train"
+	"golang.org/x/sync/errgroup"
+)
+
+// Protocol fit: one model trained on every labelled sample, for users who
+// want to classify new inputs rather than reproduce the paper's table.
+//
+//	training part → impute, standardise → ChooseTheta → Fit (Algorithm 1,
+//	gathered mini-sets) → embed → SolveLFD (blocks above eval.lfd_block) →
+//	evaluate on the test part, or k-fold cross-validation → export
+//
+// A split folder (imagefolder with train/ and test/) trains on train/ and
+// reports accuracy, log-loss and ECE on test/; any other data set is
+// trained on whole and its accuracy estimated by stratified k-fold
+// cross-validation (each fold a fresh network on the other folds, folds in
+// parallel). The export (RUN/export) is what drknn-predict -model loads.
+
+// FitMinisetSize is protocol fit's mini-set size n′ when train.miniset_size
+// is 0: ten points per class, at least 20, at most the n training samples.
+// A step then embeds train.minisets × n′ samples whatever n is.
+func FitMinisetSize(n, m int) int { return min(n, max(20, 10*m)) }
+
+// DefaultFitFolds is the number of cross-validation folds of protocol fit
+// (its accuracy estimate without a test part, and its ϑ choice) when
+// train.cv_folds is 0; protocol fit never uses leave-one-out.
+const DefaultFitFolds = 5
+
+// FitMethods are the methods protocol fit evaluates when eval.methods is
+// empty. It accepts the methods a predict.Model classifies with
+// (predict.Methods): those that vote on the learned embedding.
+func FitMethods() []string { return []string{eval.MethodDrKNN, eval.MethodEmbeddingKNN} }
+
+// FitSummary is protocol fit's report (results.json "fit").
+type FitSummary struct {
+	Classes    []string `json:"classes"`
+	Train      int      `json:"train"`      // labelled samples the exported model is trained on
+	Test       int      `json:"test"`       // samples of the test part (0 with cross-validation)
+	Evaluation string   `json:"evaluation"` // "test" (the split folder's test part) or "cv" (k-fold cross-validation)
+	Folds      int      `json:"folds,omitempty"`
+	// Scores per method: on the test part, or pooled over every held-out
+	// fold (each sample predicted once, by the fold's network).
+	Scores map[string]eval.Scores `json:"scores"`
+	// FoldAccuracy per method, one value per fold (cross-validation only).
+	FoldAccuracy map[string][]float64 `json:"fold_accuracy,omitempty"`
+	Theta        []float64            `json:"theta"`
+	MinisetSize  int                  `json:"miniset_size"` // n′ of Algorithm 1
+	Gathered     bool                 `json:"gathered"`     // each step embedded only its mini-sets
+	FinalRisk    float64              `json:"final_risk"`
+	LFDBlocks    int                  `json:"lfd_blocks"` // 1 = the exact whole-set LFD
+	LFDRelGap    float64              `json:"lfd_rel_gap"`
+	Impute       *predict.Impute      `json:"impute,omitempty"`
+	Standardize  *predict.Standardize `json:"standardize,omitempty"`
+	Export       string               `json:"export,omitempty"`
+	// Seconds of each part: "train", "embed", "lfd", "evaluate" (test part
+	// or cross-validation), "export".
+	Seconds map[string]float64 `json:"seconds"`
+}
+
+// FitModel is protocol fit's result in memory: the exported model and the
+// report.
+type FitModel struct {
+	Model   *predict.Model
+	Net     *model.Net
+	History []train.StepStats
+	Summary FitSummary
+	// Pred and Proba hold each method's predictions and probabilities
+	// (rows of M) for the test samples, in their order.
+	Pred  map[string][]int
+	Proba map[string][]float64
+}
+
+// forFit checks and completes a config for protocol fit on d: ways becomes
+// the number of classes, cv_folds 0 becomes DefaultFitFolds, the methods
+// are those a predict.Model classifies with; train.theta, eval.k and
+// train.miniset_size are checked against the training part.
+func forFit(cfg Config, d *datasets.Dataset, trainIdx []int) (Config, error) {
+	m := len(d.Classes)
+	count := make([]int, m)
+	for _, i := range trainIdx {
+		count[d.Labels[i]]++
+	}
+	for c, k := range count {
+		if k == 0 {
+			return cfg, fmt.Errorf("fit: class %q has no training samples (a class only in test/ cannot be learned)", d.Classes[c])
+		}
+	}
+	if m < 2 {
+		return cfg, fmt.Errorf("fit: %s has %d class; a classifier needs at least 2", cfg.Dataset, m)
+	}
+	cfg.Ways, cfg.Shots = m, slices.Min(count)
+	if cfg.Train.CVFolds == 0 {
+		cfg.Train.CVFolds = DefaultFitFolds
+	}
+	if len(cfg.Eval.Methods) == 0 {
+		cfg.Eval.Methods = FitMethods()
+	}
+	for _, meth := range cfg.Eval.Methods {
+		if !slices.Contains(predict.Methods(), meth) {
+			return cfg, configErr(fmt.Errorf("key eval.methods = %s: protocol fit evaluates the methods an exported model classifies with: %v", meth, predict.Methods()))
+		}
+	}
+	n := len(trainIdx)
+	if t := cfg.Train.Theta; len(t) != 1 && len(t) != m {
+		return cfg, configErr(fmt.Errorf("key train.theta = %v: give one radius or one per class (%d classes)", t, m))
+	}
+	if cfg.Eval.K > n {
+		return cfg, configErr(fmt.Errorf("key eval.k = %d: more neighbours than the %d training samples", cfg.Eval.K, n))
+	}
+	if s := cfg.Train.MinisetSize; s > n {
+		return cfg, configErr(fmt.Errorf("key train.miniset_size = %d: larger than the %d training samples", s, n))
+	}
+	return cfg, nil
+}
+
+// RunFit runs protocol fit on the data set d (see the package comment on
+// protocol fit above): it trains, evaluates and, when opts.OutDir is set,
+// writes OutDir/export (the model drknn-predict -model loads),
+// OutDir/history.json and OutDir/results.json. The Results carry the
+// summary in Fit and each method's accuracy in Methods (for
+// cross-validation: the mean over folds with its 95% interval, one value
+// per fold). Run calls it for protocol fit.
+func RunFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options) (*Results, error) {
+	return runFit(ctx, cfg, d, opts, time.Now())
+}
+
+func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, start time.Time) (res *Results, err error) {
+	notify := serial(opts.Observer)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg, d, err = ForData(cfg, d); err != nil {
+		return nil, err
+	}
+	trainIdx, testIdx := d.Split()
+	if cfg, err = forFit(cfg, d, trainIdx); err != nil {
+		return nil, err
+	}
+	folds := 0
+	if len(testIdx) == 0 {
+		folds = min(cfg.Train.CVFolds, cfg.Shots)
+		if folds < 2 {
+			return nil, fmt.Errorf("fit: no test part and a class with %d training sample: cross-validation needs at least 2 per class", cfg.Shots)
+		}
+	}
+	if opts.OutDir != "" {
+		if err := os.MkdirAll(filepath.Join(opts.OutDir, "export"), 0o755); err != nil {
+			return nil, fmt.Errorf("run folder: %w", err)
+		}
+	}
+	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: 1,
+		Steps: cfg.Train.Steps, CVSteps: cfg.cvSteps() + folds*cfg.Train.Steps, Methods: cfg.Eval.Methods})
+	defer func() { notify(Finished{Results: res, Err: err}) }()
+	how := fmt.Sprintf("%d-fold cross-validation", folds)
+	if folds == 0 {
+		how = fmt.Sprintf("the %d samples of the test part", len(testIdx))
+	}
+	notify(Message{fmt.Sprintf("drknn-train: fit on %s: %d training samples, %d classes, shape %v, model %s, evaluated on %s", cfg.Dataset, len(trainIdx), cfg.Ways, d.Shape, cfg.Model.Kind, how)})
+	if s := d.Report.Summary(); s != "" {
+		notify(Message{fmt.Sprintf("%s: %s", cfg.Dataset, s)})
+	}
+
+	fm, err := FitAll(ctx, cfg, d, trainIdx, testIdx, opts, notify)
+	if err != nil {
+		return nil, err
+	}
+	sum := &fm.Summary
+	if folds > 0 {
+		t0 := time.Now()
+		if sum.Scores, sum.FoldAccuracy, err = crossValidate(ctx, cfg, d, trainIdx, folds, sum.Theta, notify); err != nil {
+			return nil, err
+		}
+		sum.Evaluation, sum.Folds = "cv", folds
+		sum.Seconds["evaluate"] = time.Since(t0).Seconds()
+	}
+	res = &Results{Dataset: cfg.Dataset, Protocol: ProtocolFit, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: 1, Seed: cfg.Seed,
+		Methods: map[string]MethodResult{}, Config: cfg, Fit: sum}
+	for _, meth := range cfg.Eval.Methods {
+		if folds == 0 {
+			a := sum.Scores[meth].Accuracy
+			res.Methods[meth] = MethodResult{Mean: a, CI95: math.NaN(), PerRepeat: []float64{a}}
+			continue
+		}
+		s, err := eval.Summarize(sum.FoldAccuracy[meth])
+		if err != nil {
+			return nil, err
+		}
+		res.Methods[meth] = MethodResult{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: sum.FoldAccuracy[meth]}
+	}
+	for _, meth := range cfg.Eval.Methods {
+		s := sum.Scores[meth]
+		notify(Message{fmt.Sprintf("%-18s accuracy %.4f  log-loss %.4f  ECE %.4f (%s)", meth, s.Accuracy, s.LogLoss, s.ECE, sum.Evaluation)})
+	}
+	res.Seconds = time.Since(start).Seconds()
+	if opts.OutDir != "" {
+		if err := writeJSON(filepath.Join(opts.OutDir, "results.json"), res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// FitAll trains the model of protocol fit on the samples trainIdx of d
+// (cfg as completed by RunFit: ways = the classes of d): missing values
+// filled and inputs standardised with the training samples' statistics,
+// ϑ chosen (train.theta_grid), Algorithm 1, the embedding of every
+// training sample and its LFD; the samples testIdx (may be empty) are
+// scored with every method of eval.methods. With opts.OutDir it writes the
+// export (OutDir/export, the test part as its queries) and history.json;
+// opts.Resume continues from OutDir/checkpoint.bin.
+func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, testIdx []int, opts Options, notify Observer) (*FitModel, error) {
+	if notify == nil {
+		notify = func(Event) {}
+	}
+	times := map[string]float64{}
+	lap := func(part string, t0 time.Time) { times[part] += time.Since(t0).Seconds() }
+	m := len(d.Classes)
+	ep := &datasets.Episode{TrainIndex: trainIdx, QueryIndex: testIdx}
+	for c := range m {
+		ep.Classes = append(ep.Classes, c)
+	}
+	for _, i := range trainIdx {
+		ep.TrainLabels = append(ep.TrainLabels, d.Labels[i])
+	}
+	for _, i := range testIdx {
+		ep.QueryLabels = append(ep.QueryLabels, d.Labels[i])
+	}
+	e, err := newEpisode(cfg, d, ep, 0, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	theta, err := ChooseTheta(ctx, cfg, e, notify)
+	if err != nil {
+		return nil, err
+	}
+	n := len(trainIdx)
+	ts := cfg.TrainSettings(theta, cfg.Seed, n)
+	ck := Checkpointing{Resume: opts.Resume, Every: cfg.Train.CheckpointEvery,
+		Key: fmt.Sprintf("fit|%s|n %d|seed %d|theta %v|%+v|%+v", cfg.Dataset, n, cfg.Seed, theta, cfg.Model, cfg.Train)}
+	if opts.OutDir != "" {
+		ck.Path = filepath.Join(opts.OutDir, "checkpoint.bin")
+	}
+	t0 := time.Now()
+	net, hist, err := Fit(ctx, cfg, e.Train.Shape, e.Train.X, e.TrainLabels, theta, cfg.Seed, ck,
+		func(st train.StepStats) { notify(StepDone{Stats: st}) })
+	if err != nil {
+		return nil, err
+	}
+	lap("train", t0)
+	fm := &FitModel{Net: net, History: hist}
+	sum := &fm.Summary
+	*sum = FitSummary{Classes: d.Classes, Train: n, Test: len(testIdx), Evaluation: "test", Theta: theta,
+		MinisetSize: ts.MinisetSize, Gathered: ts.Gather, Impute: e.Impute, Standardize: e.Standardize, Seconds: times}
+	if len(hist) > 0 {
+		sum.FinalRisk = hist[len(hist)-1].Risk
+		notify(Message{fmt.Sprintf("fit: %d steps, risk %.4f → %.4f (mini-sets of %d, %s)", len(hist), hist[0].Risk, sum.FinalRisk,
+			ts.MinisetSize, map[bool]string{true: "each step embeds only its mini-sets", false: "each step embeds every sample"}[ts.Gather])})
+	}
+	t0 = time.Now()
+	dim := net.Dim()
+	trainEmb, err := net.Embed(e.Train.X, n)
+	if err != nil {
+		return nil, err
+	}
+	var testEmb []float64
+	if len(testIdx) > 0 {
+		if testEmb, err = net.Embed(e.Query.X, len(testIdx)); err != nil {
+			return nil, err
+		}
+	}
+	lap("embed", t0)
+	t0 = time.Now()
+	lfd, err := SolveLFD(cfg, trainEmb, n, dim, e.TrainLabels, theta)
+	if err != nil {
+		return nil, fmt.Errorf("LFD on the training set: %w", err)
+	}
+	lap("lfd", t0)
+	sum.LFDBlocks, sum.LFDRelGap = len(LFDBlocks(e.TrainLabels, cfg.Eval.LFDBlock, cfg.Seed)), lfd.RelGap
+	notify(Message{fmt.Sprintf("fit: LFD on %d training points in %d block(s), largest certified relative gap %.2e, %.1fs", n, sum.LFDBlocks, lfd.RelGap, times["lfd"])})
+	fm.Model, err = predict.NewModel(net, trainEmb, n, dim, e.TrainLabels, lfd.P, d.Classes, cfg.predictSettings(e))
+	if err != nil {
+		return nil, err
+	}
+	if len(testIdx) > 0 {
+		t0 = time.Now()
+		sum.Scores, fm.Pred, fm.Proba = map[string]eval.Scores{}, map[string][]int{}, map[string][]float64{}
+		for _, meth := range cfg.Eval.Methods {
+			c, err := fm.Model.Classifier(predict.Options{Method: meth})
+			if err != nil {
+				return nil, err
+			}
+			nq := len(testIdx)
+			if fm.Pred[meth], err = c.Predict(testEmb, nq); err != nil {
+				return nil, err
+			}
+			if fm.Proba[meth], err = c.Proba(testEmb, nq); err != nil {
+				return nil, err
+			}
+			s, err := eval.Score(fm.Pred[meth], fm.Proba[meth], m, e.QueryLabels)
+			if err != nil {
+				return nil, fmt.Errorf("%s on the test part: %w", meth, err)
+			}
+			sum.Scores[meth] = s
+			notify(UnitDone{Method: meth, Accuracy: s.Accuracy, Seconds: time.Since(t0).Seconds()})
+		}
+		lap("evaluate", t0)
+	}
+	if opts.OutDir != "" {
+		t0 = time.Now()
+		if err := writeJSON(filepath.Join(opts.OutDir, "history.json"), hist); err != nil {
+			return nil, err
+		}
+		sum.Export = filepath.Join(opts.OutDir, "export")
+		man, err := cfg.manifest(theta, lfd, sum.LFDBlocks)
+		if err != nil {
+			return nil, err
+		}
+		rec := EpisodeRecord{Seed: cfg.Seed, Classes: ep.Classes, ClassNames: d.Classes, TrainIndex: trainIdx, QueryIndex: testIdx,
+			Theta: theta, FinalRisk: sum.FinalRisk, LFDRelGap: lfd.RelGap, Impute: e.Impute, Standardize: e.Standardize}
+		if man.Episode, err = predict.RecordEpisode(rec); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+		if err := predict.WriteExport(sum.Export, fm.Model, man, testEmb, len(testIdx), e.QueryLabels); err != nil {
+			return nil, err
+		}
+		lap("export", t0)
+	}
+	return fm, nil
+}
+
+// crossValidate estimates protocol fit's accuracy without a test part:
+// stratified folds (StratifiedFolds, seeded by the config's seed), each a
+// fresh model (FitAll, seed + 1 + fold, the model's ϑ) trained on the
+// other folds and scoring the held-out one; missing values and
+// standardisation come from each fold's training samples. Folds run in parallel on cfg.Workers
+// goroutines, each writing its own slot, so the result does not depend on
+// the worker count. Scores pool every held-out prediction; the fold
+// accuracies are returned per method.
+func crossValidate(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx []int, folds int, theta []float64, notify Observer) (map[string]eval.Scores, map[string][]float64, error) {
+	y := make([]int, len(trainIdx))
+	for j, i := range trainIdx {
+		y[j] = d.Labels[i]
+	}
+	fold := StratifiedFolds(y, cfg.Ways, folds, cfg.Seed)
+	m := cfg.Ways
+	pred := map[string][]int{}      // by position in trainIdx
+	proba := map[string][]float64{} // rows of m, by position in trainIdx
+	accs := map[string][]float64{}
+	for _, meth := range cfg.Eval.Methods {
+		pred[meth], proba[meth], accs[meth] = make([]int, len(y)), make([]float64, len(y)*m), make([]float64, folds)
+	}
+	workers := cfg.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	for f := range folds {
+		g.Go(func() error {
+			var tr, ho, pos []int
+			for j, i := range trainIdx {
+				if fold[j] == f {
+					ho, pos = append(ho, i), append(pos, j)
+				} else {
+					tr = append(tr, i)
+				}
+			}
+			c := cfg
+			c.Seed = cfg.Seed + 1 + int64(f)
+			c.Train.ThetaGrid = nil // the radius is the model's, chosen once
+			c.Train.Theta = theta
+			fm, err := FitAll(gctx, c, d, tr, ho, Options{}, func(e Event) {
+				if s, ok := e.(StepDone); ok {
+					s.CV = true
+					notify(s)
+				}
+			})
+			if err != nil {
+				return fmt.Errorf("cross-validation fold %d of %d: %w", f+1, folds, err)
+			}
+			// Each fold writes only its own held-out positions and slot.
+			for _, meth := range cfg.Eval.Methods {
+				for t, j := range pos {
+					pred[meth][j] = fm.Pred[meth][t]
+					copy(proba[meth][j*m:(j+1)*m], fm.Proba[meth][t*m:(t+1)*m])
+				}
+				accs[meth][f] = fm.Summary.Scores[meth].Accuracy
+			}
+			notify(Message{fmt.Sprintf("cross-validation fold %d of %d: drknn %.4f on %d held-out samples", f+1, folds, fm.Summary.Scores[eval.MethodDrKNN].Accuracy, len(ho))})
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	scores := map[string]eval.Scores{}
+	for _, meth := range cfg.Eval.Methods {
+		s, err := eval.Score(pred[meth], proba[meth], m, y)
+		if err != nil {
+			return nil, nil, err
+		}
+		scores[meth] = s
+	}
+	return scores, accs, nil
+}
