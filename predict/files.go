@@ -284,14 +284,10 @@ func (m *Model) readCSVSamples(r io.Reader, path string, f int, features []strin
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) && pe.Err == csv.ErrFieldCount {
-				continue // not reported with FieldsPerRecord = -1
-			}
 			return nil, fmt.Errorf("%w: %s: %v", ErrInput, path, err)
 		}
+		line, _ := cr.FieldPos(0)
 		if first {
 			first = false
 			if len(rec) > 0 {
