@@ -96,6 +96,9 @@ type state struct {
 	feat    []float64
 	dim     int
 	metric  Metric
+	slack   []bool    // per class: rank-one γ = r1a·r1b, no entries (slack.go)
+	r1a     []float64 // M×n row factors of the slack classes
+	r1b     []float64 // per position: their column factors
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
@@ -123,6 +126,11 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		st.S = make([]float64, M)
 		st.bi = make([]int, M)
 		st.active = make([]bool, M*n)
+		st.slack = s.slack
+		if s.sa != nil {
+			st.r1a = make([]float64, M*n)
+			st.r1b = make([]float64, n)
+		}
 	} else {
 		for k := range st.p {
 			st.p[k] = 0
@@ -149,6 +157,14 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		pm := st.p[m*n : (m+1)*n]
 		pcm := st.pc[m*n : (m+1)*n]
 		var S, S2 float64
+		if s.slack[m] {
+			s.loadSlack(m, st)
+			for q := s.off[m]; q < s.off[m+1]; q++ {
+				st.cp[q+1] = nz // no entries: rank-one factors
+			}
+			st.bi[m] = -1
+			continue
+		}
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
 			vq := s.v[q]
@@ -188,7 +204,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		}
 		st.sc2[m], st.S[m] = S2, S
 		st.bi[m] = -1
-		if !s.zero[m] && (s.lam[m] > 0 || (newton && S > s.theta[m])) {
+		if !s.fixedLam(m) && (s.lam[m] > 0 || (newton && S > s.theta[m])) {
 			st.bi[m] = n + st.L
 			st.L++
 		}
@@ -199,7 +215,8 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		st.dinv = make([]float64, n)
 	}
 	for k := range st.active {
-		st.active[k] = st.alpha[k] > 0 && st.p[k] > 0
+		// a row mass below 1e-200 is no mass (its inverse would overflow)
+		st.active[k] = st.alpha[k] > 0 && st.p[k] > 1e-200
 		st.pinv[k] = 0
 		if st.active[k] {
 			st.pinv[k] = 1 / st.p[k]
@@ -314,16 +331,14 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 	rhs := make([]float64, dim)
 	for m := 0; m < M; m++ {
 		btm := bt[m*n : (m+1)*n]
-		for q := st.off[m]; q < st.off[m+1]; q++ {
-			rhs[q] = st.colDot(q, btm)
-		}
+		st.colDots(m, btm, rhs)
 		if b := st.bi[m]; b >= 0 {
 			rhs[b] = -dot(st.pc[m*n:(m+1)*n], btm)
 		}
 	}
 	x := make([]float64, dim)
 	var err error
-	if dim <= denseMax && !st.forceCG {
+	if dim <= denseMax && !st.forceCG && st.r1a == nil { // assemble knows no rank-one classes
 		err = st.solveDense(rhs, x, w)
 	} else {
 		err = st.solveCG(rhs, x, w)
@@ -393,6 +408,16 @@ func (st *state) rowProducts(x, rg []float64) {
 func (st *state) rowProductsClass(m int, x, rg []float64) {
 	n := st.n
 	rm := rg[m*n : (m+1)*n]
+	if st.slack[m] {
+		var B float64
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			B += st.r1b[q] * x[q]
+		}
+		for i, a := range st.r1a[m*n : (m+1)*n] {
+			rm[i] = a * B
+		}
+		return
+	}
 	for i := range rm {
 		rm[i] = 0
 	}
@@ -420,6 +445,21 @@ func (st *state) colDot(q int, a []float64) float64 {
 		s += gv[k] * a[i]
 	}
 	return s
+}
+
+// colDots sets out[q] = Σ_i γ(i, j_q) a(i) for the column positions q of
+// class m (a of length n).
+func (st *state) colDots(m int, a, out []float64) {
+	if st.slack[m] {
+		A := dot(st.r1a[m*st.n:(m+1)*st.n], a)
+		for q := st.off[m]; q < st.off[m+1]; q++ {
+			out[q] = st.r1b[q] * A
+		}
+		return
+	}
+	for q := st.off[m]; q < st.off[m+1]; q++ {
+		out[q] = st.colDot(q, a)
+	}
 }
 
 // project writes the row-elimination correction a for row sums s (both M×n):
@@ -482,9 +522,7 @@ func (st *state) applyClass(m int, x, out []float64, w *work) {
 	}
 	am := w.a[m*n : (m+1)*n]
 	a0, a1 := st.off[m], st.off[m+1]
-	for q := a0; q < a1; q++ {
-		out[q] = st.colDot(q, am)
-	}
+	st.colDots(m, am, out)
 	var lsum float64
 	for q := a0; q < a1; q++ {
 		out[q] += x[q]*st.colsum[q] - dl*st.qc[q]

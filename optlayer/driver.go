@@ -32,7 +32,10 @@ const (
 func solveInstance(in *instance, cfg config) *Result {
 	s := newSolver(in)
 	s.init(cfg.warm)
-	large := in.n > candFull
+	if !cfg.noSlack {
+		s.markSlack()
+	}
+	large := in.n > candFull && !cfg.denseStart
 	selL := cutLog + math.Log(float64(in.n)) + candMargin // e-folds kept for the next stage
 	switch {
 	case !large:
@@ -150,7 +153,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		if failed {
 			// fall back to sweeps for a while
 			for m := 0; m < s.M; m++ {
-				if !s.zero[m] {
+				if !s.fixedLam(m) {
 					s.lambdaSolve(m)
 				}
 			}
@@ -229,6 +232,17 @@ func (s *solver) plans(dst [][]float64) [][]float64 {
 			pm[k] = 0
 		}
 		um := s.u[m*n : (m+1)*n]
+		if s.slack[m] {
+			a := s.sa[m*n : (m+1)*n]
+			for q := s.off[m]; q < s.off[m+1]; q++ {
+				j := s.order[q]
+				w := s.sb[q] * s.v[q]
+				for i, x := range a {
+					pm[i*n+j] = w * x * um[i]
+				}
+			}
+			continue
+		}
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			j := s.order[q]
 			kr, rows := s.colKern(q), s.colRows(q)

@@ -180,6 +180,10 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 	s.cmax[q] = cmax
 	idx := w.idx[:0]
 	thr := math.Inf(1) // least key of a row left out
+	if s.slack[m] {
+		s.thr[q] = thr // rank-one kernel, no candidates (slack.go)
+		return 0
+	}
 	if s.zero[m] {
 		// γ lives on the zero-cost entries only, all of them
 		for i, c := range col {
@@ -224,7 +228,9 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 	}
 	for i, k := range key {
 		switch {
-		case k < cut:
+		case k < cut || col[i] == 0:
+			// zero-cost rows always: the diagonal keeps the restricted
+			// problem's budget feasible (λ → ∞ moves every column there)
 			if mode == selUnion && w.stamp[i] != int32(q+1) {
 				w.added++
 			}

@@ -75,6 +75,10 @@ func (s *solver) evalPhi() float64 {
 // phiKernel is evalPhi's kernel pass for class m: log-domain exponents,
 // row maxima in s.alpha0, then the kernel and its row sums s.s.
 func (s *solver) phiKernel(m int) {
+	if s.slack[m] {
+		s.phiKernelSlack(m)
+		return
+	}
 	n := s.n
 	ie := 1 / s.eps
 	rm := s.alpha0[m*n : (m+1)*n] // row maxima of the exponent (units of ε)
@@ -134,6 +138,10 @@ func (s *solver) phiKernel(m int) {
 // phiClass is evalPhi's column pass for class m: S, S2, column sums and the
 // class's parts of Φ, mass and residual (in s.part).
 func (s *solver) phiClass(m int) {
+	if s.slack[m] {
+		s.phiClassSlack(m)
+		return
+	}
 	n := s.n
 	part := s.part // per class: Φ part, mass, residual
 
@@ -363,6 +371,9 @@ func (s *solver) lambdaSolve(m int) {
 		}
 		if !(next > lo && next < hi) {
 			if math.IsInf(hi, 1) {
+				if lam > 1e300 {
+					break // no root: the budget cannot be met (not with these candidates)
+				}
 				next = 2*lam + s.eps/th
 			} else {
 				next = 0.5 * (lo + hi)

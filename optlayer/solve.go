@@ -88,7 +88,10 @@ type solver struct {
 	off   []int     // class m holds positions off[m] … off[m+1]−1
 	ninv  []float64 // 1/n_m
 	theta []float64
-	zero  []bool // ϑ_m = 0: γ restricted to zero-cost entries
+	zero  []bool    // ϑ_m = 0: γ restricted to zero-cost entries
+	slack []bool    // the budget cannot bind: λ_m = 0, rank-one kernel (slack.go)
+	sa    []float64 // slack classes: row factors (M×n)
+	sb    []float64 // slack classes: column factors (per position)
 
 	// candidate kernel (kernel.go): column q owns entries kp[q] … kp[q+1]−1
 	// with rows kr, costs kc and stabilised kernel values kk; kfull[q]: the
@@ -150,6 +153,7 @@ func newSolver(in *instance) *solver {
 	}
 	s.ninv = make([]float64, M)
 	s.zero = make([]bool, M)
+	s.slack = make([]bool, M)
 	for m := range s.ninv {
 		s.ninv[m] = 1 / float64(cnt[m])
 		s.zero[m] = in.theta[m] == 0
@@ -198,6 +202,10 @@ func (s *solver) classOf(q int) int {
 // rebuild recomputes the kernel of class m in the log domain from the current
 // g, α, λ and ε, and performs an exact column step at the same time.
 func (s *solver) rebuild(m int) {
+	if s.slack[m] {
+		s.rebuildSlack(m)
+		return
+	}
 	s.rebuilds++
 	n := s.n
 	ie := 1 / s.eps
@@ -257,6 +265,9 @@ func (s *solver) rebuild(m int) {
 // columnStep is the cheap Sinkhorn column scaling of class m. It reports
 // false when the kernel must be rebuilt instead.
 func (s *solver) columnStep(m int) bool {
+	if s.slack[m] {
+		return s.columnStepSlack(m)
+	}
 	n := s.n
 	um := s.u[m*n : (m+1)*n]
 	ninv := s.ninv[m]
@@ -310,6 +321,10 @@ func (s *solver) columnStep(m int) bool {
 // rowStep accumulates s_m(i) = Σ_j K(i,j) v(j) and the column-exact row
 // masses p_m(i) = u_m(i) s_m(i).
 func (s *solver) rowStep(m int) {
+	if s.slack[m] {
+		s.rowStepSlack(m)
+		return
+	}
 	n := s.n
 	sm := s.s[m*n : (m+1)*n]
 	for i := range sm {
@@ -357,7 +372,7 @@ func (s *solver) budgetResid() float64 {
 }
 
 func (s *solver) budgetResidClass(m int) float64 {
-	if s.zero[m] {
+	if s.fixedLam(m) {
 		return 0
 	}
 	x := s.S[m]/s.theta[m] - 1
@@ -461,7 +476,7 @@ func waterfill(a []float64, eps float64, alpha []float64, idx []int) bool {
 // whose budget residual exceeds thr. It returns whether any λ changed.
 func (s *solver) lambdaStep(thr float64) {
 	for m := 0; m < s.M; m++ {
-		if s.zero[m] || s.budgetResidClass(m) <= thr {
+		if s.fixedLam(m) || s.budgetResidClass(m) <= thr {
 			continue
 		}
 		S, S2 := s.S[m], s.S2[m]
@@ -510,6 +525,11 @@ func (s *solver) upperPhi(P []float64) float64 {
 		um := s.u[m*n : (m+1)*n]
 		rm := rows[m*n : (m+1)*n]
 		var S float64
+		if s.slack[m] {
+			s.upperRowsSlack(m, rm)
+			t[m] = 1
+			continue
+		}
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			cs := s.colsum[q]
 			if !(cs > 0) || math.IsInf(cs, 0) {
@@ -586,6 +606,12 @@ func (s *solver) lower() (lb, lbCand float64, exact bool) {
 	buf := s.gbuf[0][0]
 	exact = true
 	for m := 0; m < s.M; m++ {
+		if s.slack[m] {
+			mn := s.lowerSlack(m)
+			lb += mn
+			lbCand += mn
+			continue
+		}
 		am := s.alpha[m*n : (m+1)*n]
 		lam := s.lam[m]
 		var da float64 // max_i |α_m(i) − selAlpha_m(i)|
@@ -628,6 +654,10 @@ func (s *solver) lowerDense() float64 {
 	buf := s.gbuf[0][0]
 	var lb float64
 	for m := 0; m < s.M; m++ {
+		if s.slack[m] {
+			lb += s.lowerSlack(m)
+			continue
+		}
 		am := s.alpha[m*n : (m+1)*n]
 		lam := s.lam[m]
 		var sum float64

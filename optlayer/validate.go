@@ -148,6 +148,7 @@ type config struct {
 	sweeps                     int                                // tests only
 	serial                     bool                               // no goroutines inside one solve (SolveBatch with workers > 1)
 	forceCG                    bool                               // tests only: iterative backward solve
+	denseStart, noSlack        bool                               // tests only: every entry a candidate at the start; no rank-one slack classes
 }
 
 // Defaults used when a Settings field is zero.
