@@ -27,7 +27,13 @@ type Settings struct {
 	Tol     float64 // target certified relative gap of the LP answer (default 1e-3)
 	MaxIter int     // cap on sweeps + Newton steps (default 20000)
 	Plans   bool    // return the feasible transport plans behind P
-	Warm    *Dual   // optional warm start from an earlier Result.Dual
+	// LPOnly stops as soon as the LP answer is certified (P, Objective,
+	// LowerBound, Gap as always) without solving the regularised problem
+	// to RegTol: PReg and Dual are then only approximate (Result.Residual
+	// says how far, Result.Epsilon at which ε), and VJP and ObjectiveGrad
+	// return ErrNotConverged. Ignored with Plans.
+	LPOnly bool
+	Warm   *Dual // optional warm start from an earlier Result.Dual
 
 	// RegTol is the relative marginal residual (L1 column violation / M and
 	// relative budget violation) the regularised solve must reach before PReg

@@ -96,14 +96,18 @@ type state struct {
 	feat    []float64
 	dim     int
 	metric  Metric
-	slack   []bool    // per class: rank-one γ = r1a·r1b, no entries (slack.go)
-	r1a     []float64 // M×n row factors of the slack classes
-	r1b     []float64 // per position: their column factors
+	slack   []bool // per class: rank-one γ = r1a·r1b, no entries (slack.go)
+	// unconverged: an LPOnly snapshot before the regularised solve
+	// converged; the backward would differentiate the wrong point
+	unconverged bool
+	r1a         []float64 // M×n row factors of the slack classes
+	r1b         []float64 // per position: their column factors
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
 	st := s.loadState(nil, cfg.cgTol, resid, false)
 	st.forceCG = cfg.forceCG
+	st.unconverged = cfg.lpOnly && !(resid <= cfg.regTol && s.eps == cfg.eps)
 	return st
 }
 
@@ -143,8 +147,12 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	st.alpha = append(st.alpha[:0], s.alpha...)
 	st.g = append(st.g[:0], s.g...)
 	st.L = 0
-	// written by index into the capacity (grown a column ahead), cut to
-	// length at the end
+	// written by index into the capacity (at most one entry per candidate),
+	// cut to length at the end
+	if c := len(s.kk); min(cap(st.ri), cap(st.gv), cap(st.cv)) < c {
+		st.ri, st.gv, st.cv = nil, nil, nil
+		st.ri, st.gv, st.cv = make([]int32, c), make([]float64, c), make([]float64, c)
+	}
 	c0 := min(cap(st.ri), cap(st.gv), cap(st.cv))
 	ri, gv, cv := st.ri[:c0], st.gv[:c0], st.cv[:c0]
 	nz := 0
@@ -168,12 +176,6 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
 			vq := s.v[q]
-			if nz+len(kr) > len(gv) { // ri, gv and cv always have the same length
-				c := 2*nz + 4*len(kr)
-				ri = append(ri[:nz], make([]int32, c-nz)...)
-				gv = append(gv[:nz], make([]float64, c-nz)...)
-				cv = append(cv[:nz], make([]float64, c-nz)...)
-			}
 			var cs, qc float64
 			for k, kv := range kr {
 				if kv == 0 {
@@ -279,6 +281,9 @@ func (r *Result) ObjectiveGrad() ([]float64, error) {
 	if st == nil {
 		return nil, ErrNoState
 	}
+	if st.unconverged {
+		return nil, errUnconverged(st)
+	}
 	n := st.n
 	out := make([]float64, n*n)
 	for m := 0; m < st.M; m++ {
@@ -302,6 +307,9 @@ func (r *Result) ObjectiveGrad() ([]float64, error) {
 func (r *Result) VJP(gradP []float64) ([]float64, error) {
 	if r.st == nil {
 		return nil, ErrNoState
+	}
+	if r.st.unconverged {
+		return nil, errUnconverged(r.st)
 	}
 	// private scratch: concurrent VJPs on one Result must not share buffers
 	st := &state{}
@@ -380,6 +388,11 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+func errUnconverged(st *state) error {
+	return fmt.Errorf("%w: the regularised solution stopped at residual %.3g, ε = %g (Settings.LPOnly); solve without LPOnly to differentiate",
+		ErrNotConverged, st.resid, st.eps)
 }
 
 type work struct {

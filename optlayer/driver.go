@@ -95,10 +95,31 @@ func solveInstance(in *instance, cfg config) *Result {
 			res.LowerBound = lb
 		}
 	}
+	// The certificate on the state evalPhi leaves (rounded exactly like
+	// cert's): Phase C checks it after every Newton step and ends a stage as
+	// soon as it holds, and so does every stage with LPOnly. With Plans the
+	// plans must match P, so cert alone decides.
+	var stop func() bool
+	if !cfg.plans {
+		stop = func() bool {
+			if ub := s.upperPhi(Ptmp); ub < res.Objective {
+				res.Objective = ub
+				copy(res.P, Ptmp)
+			}
+			if lb := s.bestLower(res.Objective, cfg.tol); lb > res.LowerBound {
+				res.LowerBound = lb
+			}
+			return certified()
+		}
+	}
+	var lpStop func() bool
+	if cfg.lpOnly {
+		lpStop = stop
+	}
 	it := 0
 	// Phase A: ε-scaling (cold start only): a few cheap sweeps, then Newton
 	// to a loose tolerance at every ε.
-	for s.eps > epsT && it < cfg.maxIter {
+	for s.eps > epsT && it < cfg.maxIter && snap == nil {
 		for k := 0; k < cfg.sweeps && it < cfg.maxIter; k++ {
 			s.gStep()
 			it++
@@ -107,8 +128,12 @@ func solveInstance(in *instance, cfg config) *Result {
 				s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
 			}
 		}
-		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.stageTol, nil)
+		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.stageTol, lpStop)
 		it += steps
+		if cfg.lpOnly && certified() {
+			snap = s.snapshot(cfg, s.residual()) // LPOnly: done at this ε
+			break
+		}
 		s.alphaStep()
 		next := math.Max(epsT, s.eps*cfg.epsFactor)
 		kmax := 0
@@ -119,7 +144,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		s.setEps(next)
 	}
 	// Phase B: Newton at the target ε, then the certificate.
-	for k := 0; k < cfg.sweeps && it < cfg.maxIter; k++ {
+	for k := 0; k < cfg.sweeps && it < cfg.maxIter && snap == nil; k++ {
 		s.gStep()
 		it++
 		s.alphaStep()
@@ -130,10 +155,14 @@ func solveInstance(in *instance, cfg config) *Result {
 	// is still above RegTol), Newton's tolerance is tightened so that it
 	// takes another step instead of returning at once forever.
 	ntol := cfg.regTol
-	for it < cfg.maxIter {
-		steps, failed := s.newton(cfg, cfg.maxIter-it, ntol, nil)
+	for it < cfg.maxIter && snap == nil {
+		steps, failed := s.newton(cfg, cfg.maxIter-it, ntol, lpStop)
 		it += steps + 1
 		r := s.residual()
+		if cfg.lpOnly && certified() {
+			snap = s.snapshot(cfg, r)
+			break
+		}
 		if steps == 0 && !failed {
 			ntol /= 10
 		}
@@ -171,22 +200,6 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	// Phase C: the regularised optimum is not within Tol of the LP value;
 	// keep decreasing ε for the certificate only.
-	// The certificate is checked after every Newton step (on the evalPhi
-	// state, rounded exactly like cert's), and the stage ends as soon as
-	// it holds. With Plans the plans must match P, so cert alone decides.
-	var stop func() bool
-	if !cfg.plans {
-		stop = func() bool {
-			if ub := s.upperPhi(Ptmp); ub < res.Objective {
-				res.Objective = ub
-				copy(res.P, Ptmp)
-			}
-			if lb := s.bestLower(res.Objective, cfg.tol); lb > res.LowerBound {
-				res.LowerBound = lb
-			}
-			return certified()
-		}
-	}
 	for !certified() && it < cfg.maxIter && s.eps > epsFloor {
 		s.setEps(math.Max(epsFloor, s.eps/2))
 		// the LP's support may include entries negligible at the target ε

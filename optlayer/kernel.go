@@ -134,11 +134,13 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 		}
 	})
 	// assemble the new CSC arrays (each worker wrote its classes in order)
+	// (the old arrays are no longer read: reuse them)
 	nnz := len(s.sel[0].rows) + len(s.sel[1].rows)
-	kr, kc := make([]int32, nnz), make([]float64, nnz)
 	if cap(s.kk) < nnz {
-		s.kk = make([]float64, nnz)
+		s.kr, s.kc, s.kk = nil, nil, nil // let the old ones go first
+		s.kr, s.kc, s.kk = make([]int32, nnz), make([]float64, nnz), make([]float64, nnz)
 	}
+	kr, kc := s.kr[:nnz], s.kc[:nnz]
 	s.kk = s.kk[:nnz]
 	read := [2]int{}
 	e := 0

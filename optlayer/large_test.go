@@ -2,50 +2,8 @@ package optlayer
 
 import (
 	"math"
-	"math/rand"
-	"sort"
 	"testing"
 )
-
-// overlapProblem is the hard family: features from one distribution, random
-// labels (every class present), Euclidean costs, ϑ = thetaRel × median cost.
-func overlapProblem(seed int64, n, M, dim int, thetaRel float64) *Problem {
-	rng := rand.New(rand.NewSource(seed))
-	labels := make([]int, n)
-	for i := range labels {
-		if i < M {
-			labels[i] = i
-		} else {
-			labels[i] = rng.Intn(M)
-		}
-	}
-	x := make([]float64, n*dim)
-	for k := range x {
-		x[k] = rng.NormFloat64()
-	}
-	c, err := Costs(x, n, dim, Euclidean)
-	if err != nil {
-		panic(err)
-	}
-	return &Problem{N: n, Cost: c, Labels: labels, Theta: []float64{thetaRel * medianSample(c, n)}}
-}
-
-// medianSample is the median off-diagonal cost, from 200,000 random pairs
-// when there are more.
-func medianSample(c []float64, n int) float64 {
-	if n*n <= 200000 {
-		return medianOffDiag(c, n)
-	}
-	rng := rand.New(rand.NewSource(1))
-	v := make([]float64, 0, 200000)
-	for len(v) < 200000 {
-		if i, j := rng.Intn(n), rng.Intn(n); i != j {
-			v = append(v, c[i*n+j])
-		}
-	}
-	sort.Float64s(v)
-	return v[len(v)/2]
-}
 
 // Above candFull a solve starts from a few candidates per column and may
 // treat slack budgets as rank-one classes; its answer must be the one of the

@@ -547,3 +547,34 @@ func TestParallelSolveMatchesSerial(t *testing.T) {
 		}
 	}
 }
+
+// LPOnly stops at the LP certificate: the same certified bracket of the LP
+// value, sooner, and no backward through an unconverged regularised solution.
+func TestLPOnly(t *testing.T) {
+	p := gaussProblem(12, 24, 3, 4, 0.1)
+	v := exactLP(t, p)
+	full, err := Solve(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lp, err := Solve(p, &Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lp.Status != Optimal || lp.RelGap > DefaultTol || lp.LowerBound > v+1e-9 || lp.Objective < v-1e-9 {
+		t.Fatalf("LPOnly: status %d, bounds [%v, %v] around LP %v", lp.Status, lp.LowerBound, lp.Objective, v)
+	}
+	checkFeasible(t, p, lp)
+	if lp.Iterations >= full.Iterations {
+		t.Fatalf("LPOnly took %d iterations, the full solve %d", lp.Iterations, full.Iterations)
+	}
+	if lp.Residual <= defaultRegTol(DefaultTol) {
+		t.Fatalf("LPOnly converged the regularised problem anyway (residual %g): nothing tested", lp.Residual)
+	}
+	if _, err := lp.VJP(make([]float64, lp.M*lp.N)); !errors.Is(err, ErrNotConverged) {
+		t.Fatalf("VJP after LPOnly: %v, want ErrNotConverged", err)
+	}
+	if _, err := lp.ObjectiveGrad(); !errors.Is(err, ErrNotConverged) {
+		t.Fatalf("ObjectiveGrad after LPOnly: %v, want ErrNotConverged", err)
+	}
+}

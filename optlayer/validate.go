@@ -139,7 +139,7 @@ func symmetric(c []float64, n int) bool {
 type config struct {
 	eps, tol, regTol, cgTol    float64
 	maxIter                    int
-	plans                      bool
+	plans, lpOnly              bool
 	warm                       *Dual
 	trace                      func(it int, s *solver, r float64) // tests only
 	traceLS                    func(t float64, ok bool, cg int)   // tests only: each Newton step's line search
@@ -202,6 +202,7 @@ func (s *Settings) config(in *instance) (config, error) {
 		c.maxIter = s.MaxIter
 	}
 	c.plans = s.Plans
+	c.lpOnly = s.LPOnly
 	if w := s.Warm; w != nil {
 		if len(w.G) != in.n || len(w.Lambda) != in.m || len(w.Alpha) != in.m*in.n {
 			return c, invalidf("Settings.Warm has len(G)=%d, len(Lambda)=%d, len(Alpha)=%d; want %d, %d, %d",

@@ -37,6 +37,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 
 	"github.com/drknn/drknn/optlayer"
@@ -46,6 +47,7 @@ import (
 const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean]) -labels y.npy -theta T[,T…] [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] -out P.npy [-grad-p G.npy -grad-out D.npy]"
 
 func main() {
+	debug.SetGCPercent(25) // the n×n costs dominate the heap: collect before doubling it
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := report(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
 	stop()

@@ -164,12 +164,13 @@ func TestCostEndToEnd(t *testing.T) {
 	if o.LowerBound < 1-1e-9 || o.Objective > m+1e-9 || o.Objective > m-0.05 {
 		t.Fatalf("objective %v / lower bound %v outside the expected range", o.Objective, o.LowerBound)
 	}
-	// The same P as the library's answer.
+	// The same P as the library's answer (without -grad-p the command
+	// needs only the certified LP answer: LPOnly).
 	yi := make([]int, n)
 	for i, v := range y {
 		yi[i] = int(v)
 	}
-	res, err := optlayer.Solve(&optlayer.Problem{N: n, Cost: costs1D(x), Labels: yi, Theta: theta}, nil)
+	res, err := optlayer.Solve(&optlayer.Problem{N: n, Cost: costs1D(x), Labels: yi, Theta: theta}, &optlayer.Settings{LPOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

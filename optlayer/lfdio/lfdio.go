@@ -45,6 +45,9 @@ type Request struct {
 	GradPPath    string    // upstream ∂L/∂P (.npy, float64 M×n), or ""
 	GradOutPath  string    // where ∂L/∂C (n×n) or ∂L/∂X (n×d) goes; with GradPPath
 
+	// Without GradPPath the solve stops at the LP certificate
+	// (optlayer.Settings.LPOnly).
+	//
 	// AllowUncertified writes the outputs of a solve whose gap missed Tol
 	// (P is still feasible and the bounds valid) instead of failing.
 	AllowUncertified bool
@@ -168,8 +171,12 @@ func (r *Request) load(metric optlayer.Metric) (*optlayer.Problem, []float64, er
 	if len(r.Theta) != 1 && len(r.Theta) != m {
 		return nil, nil, inputf("-theta: %d values, want 1 or M = %d (one per class)", len(r.Theta), m)
 	}
-	if err := prob.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
+	if prob.Features == nil {
+		// (a features problem is validated by Solve: Validate would
+		// compute its n×n costs a second time)
+		if err := prob.Validate(); err != nil {
+			return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
+		}
 	}
 	if r.GradPPath == "" {
 		return prob, nil, nil
@@ -200,7 +207,12 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 		return nil, err
 	}
 	start := time.Now()
-	res, err := optlayer.Solve(prob, &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter})
+	// without a gradient only the certified LP answer is needed
+	set := &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter, LPOnly: gradP == nil}
+	res, err := optlayer.Solve(prob, set)
+	if errors.Is(err, optlayer.ErrInvalid) {
+		return nil, fmt.Errorf("%w: %w", ErrInput, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("solve: %w", err)
 	}

@@ -1,0 +1,158 @@
+package optlayer
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The hard benchmark set (issue 15): besides the separated Gaussian classes
+// of benchProblem, problems where the LFD is hard to find.
+//
+//	overlap   features from one distribution (16-dim Gaussian), labels random, ϑ = 0.1 × median cost
+//	ties      integer features in {0,1,2}¹⁶: the Euclidean costs take few values (ties everywhere), ϑ = 0.1 × median
+//	dup       half the points are exact copies of the other half (random labels: free overlap), ϑ = 0.1 × median
+//	theta0    overlap with ϑ = 1e-4 × median (P ≈ P̂)
+//	wide      overlap with ϑ = the median cost: the LP's LFD is already uniform, the budgets still bind weakly
+//	uniform   overlap with ϑ = 10 × median, above any plan's cost (redundant budgets, uniform LFD)
+var hardKinds = []string{"overlap", "ties", "dup", "theta0", "wide", "uniform"}
+
+var hardSizes = flag.String("hard-sizes", "2000,3000", "sizes of BenchmarkHard (comma-separated; 10000 takes minutes)")
+
+// hardProblem builds one instance of the hard set with M classes.
+func hardProblem(kind string, seed int64, n, M int) *Problem {
+	rng := rand.New(rand.NewSource(seed))
+	const dim = 16
+	labels := make([]int, n)
+	for i := range labels {
+		if i < M {
+			labels[i] = i
+		} else {
+			labels[i] = rng.Intn(M)
+		}
+	}
+	x := make([]float64, n*dim)
+	for k := range x {
+		x[k] = rng.NormFloat64()
+	}
+	rel := 0.1
+	switch kind {
+	case "ties":
+		for k := range x {
+			x[k] = float64(rng.Intn(3))
+		}
+	case "dup":
+		h := n / 2
+		copy(x[h*dim:], x[:(n-h)*dim])
+	case "theta0":
+		rel = 1e-4
+	case "wide":
+		rel = 1
+	case "uniform":
+		rel = 10
+	case "overlap":
+	default:
+		panic("unknown kind " + kind)
+	}
+	// ϑ relative to the median distance of 200,000 random pairs
+	v := make([]float64, 0, 200000)
+	for len(v) < cap(v) {
+		i, j := rng.Intn(n), rng.Intn(n)
+		if i == j {
+			continue
+		}
+		var d2 float64
+		for k := 0; k < dim; k++ {
+			d := x[i*dim+k] - x[j*dim+k]
+			d2 += d * d
+		}
+		v = append(v, math.Sqrt(d2))
+	}
+	sort.Float64s(v)
+	return &Problem{N: n, Features: x, Dim: dim, Labels: labels, Theta: []float64{rel * v[len(v)/2]}}
+}
+
+// overlapProblem is the hard family: features from one distribution, random
+// labels (every class present), Euclidean costs, ϑ = thetaRel × median cost.
+func overlapProblem(seed int64, n, M, dim int, thetaRel float64) *Problem {
+	rng := rand.New(rand.NewSource(seed))
+	labels := make([]int, n)
+	for i := range labels {
+		if i < M {
+			labels[i] = i
+		} else {
+			labels[i] = rng.Intn(M)
+		}
+	}
+	x := make([]float64, n*dim)
+	for k := range x {
+		x[k] = rng.NormFloat64()
+	}
+	c, err := Costs(x, n, dim, Euclidean)
+	if err != nil {
+		panic(err)
+	}
+	return &Problem{N: n, Cost: c, Labels: labels, Theta: []float64{thetaRel * medianSample(c, n)}}
+}
+
+// medianSample is the median off-diagonal cost, from 200,000 random pairs
+// when there are more.
+func medianSample(c []float64, n int) float64 {
+	if n*n <= 200000 {
+		return medianOffDiag(c, n)
+	}
+	rng := rand.New(rand.NewSource(1))
+	v := make([]float64, 0, 200000)
+	for len(v) < 200000 {
+		if i, j := rng.Intn(n), rng.Intn(n); i != j {
+			v = append(v, c[i*n+j])
+		}
+	}
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
+
+// BenchmarkHard solves the hard set (forward: Solve from features, which
+// includes computing the n×n costs), n from -hard-sizes.
+//
+//	go test ./optlayer -run '^$' -bench Hard -benchtime 1x -count 3 -timeout 60m [-args -hard-sizes 2000,3000,10000]
+func BenchmarkHard(b *testing.B) {
+	var sizes []int
+	for _, f := range strings.Split(*hardSizes, ",") {
+		var n int
+		fmt.Sscan(f, &n)
+		sizes = append(sizes, n)
+	}
+	for _, n := range sizes {
+		for _, kind := range hardKinds {
+			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
+				p := hardProblem(kind, 4, n, 10)
+				b.ResetTimer()
+				var r *Result
+				c0 := cpuTime()
+				best := time.Duration(math.MaxInt64)
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					var err error
+					if r, err = Solve(p, nil); err != nil {
+						b.Fatal(err)
+					}
+					best = min(best, time.Since(t0))
+				}
+				if r.Status != Optimal {
+					b.Fatalf("status %d, rel gap %g", r.Status, r.RelGap)
+				}
+				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(best)/1e6, "min-ms")
+				b.ReportMetric(r.RelGap, "relgap")
+				b.ReportMetric(float64(r.Iterations), "iters")
+				b.ReportMetric(float64(len(r.st.gv)), "plan-nnz")
+			})
+		}
+	}
+}
