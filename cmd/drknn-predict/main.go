@@ -1,30 +1,18 @@
 // Command drknn-predict classifies new inputs with a model exported by
-// drknn-train: RUN/export of a protocol fit run, or an episode's
-// RUN/repeats/NN/export.
+// drknn-train (RUN/export of a protocol fit run, or RUN/repeats/NN/export).
 //
 //	drknn-predict -model DIR (-images PATH… | -csv FILE | -npy X.npy | -embeddings Q.npy)
 //	              [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing]
 //	              [-format csv|text|json] [-out FILE] [-invert=true|false]
 //
-// -images takes image files and folders (searched recursively for image
-// files); the remaining arguments after the flags are more paths. Images
-// are decoded by content and prepared exactly as the model's data set
-// reader prepared its training images (channels, resizing, scaling,
-// Omniglot's inversion unless -invert says otherwise). -csv takes a table
-// of feature rows: for a model trained on a CSV its columns are found by
-// header name (the label column and others are ignored), otherwise each row
-// holds the model's F numbers; missing cells are filled as in training.
-// -npy takes n samples as the npy data set reads X.npy. -embeddings takes an
-// nq×d float64 .npy of embeddings made by the same network. The work is
-// predict.Load and Model.PredictFiles.
-//
-// The output (standard output, or -out FILE written through a temporary
-// name) is CSV by default: input,predicted,<one probability column per
-// class name>, the probabilities of each row summing to 1. An input that
-// cannot be read or does not fit is reported on standard error and gets a
-// row with an empty prediction; the others are still classified, and the
-// exit status is then 1. Errors with the model or the options exit with
-// status 2 and one line on standard error.
+// Inputs are prepared as the model's training samples were (predict.Model
+// PredictFiles: image files and folders, CSV columns by header name, .npy
+// samples, or embeddings). The output is CSV by default —
+// input,predicted,<one probability column per class name> — on standard
+// output or in -out FILE (written through a temporary name). An input that
+// cannot be read gets a row with an empty prediction and a line on
+// standard error, the others are classified, and the exit status is 1;
+// errors with the model or the options exit 2 with one line.
 package main
 
 import (
