@@ -221,3 +221,15 @@ func adamScalar[T Float](ww, gg, mm, vv []T, p *[8]T) {
 		gg[j] = 0
 	}
 }
+
+// SetLR changes the learning rate of the following steps (a schedule such
+// as step decay); the moments are kept.
+func (a *Adam) SetLR(lr float64) error {
+	s := a.s
+	s.LR = lr
+	if err := s.validate(); err != nil {
+		return err
+	}
+	a.s = s
+	return nil
+}
