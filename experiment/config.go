@@ -53,6 +53,9 @@ type Config struct {
 	Model ModelConfig `yaml:"model" json:"model"`
 	Train TrainConfig `yaml:"train" json:"train"`
 	Eval  EvalConfig  `yaml:"eval" json:"eval"`
+	// Transfer is the base-class training of protocol transfer
+	// (TransferConfig, experiment/transfer.go).
+	Transfer TransferConfig `yaml:"transfer" json:"transfer,omitzero"`
 }
 
 // DataConfig controls how the data set is read.
@@ -91,6 +94,15 @@ type DataConfig struct {
 	// histogram of its full-resolution luma instead of its pixels
 	// (datasets.ReadCOVIDCTHistogram; use model.kind identity). "" = pixels.
 	Features string `yaml:"features" json:"features,omitempty"`
+	// Protocol transfer: the base classes (names or 0-based indices; the
+	// rest are novel) of data sets without a standard split, rotated
+	// copies of the base classes as extra training classes, and the
+	// validation part: ValClasses whole base classes (Omniglot: whole
+	// alphabets) or ValFraction of every base class's samples.
+	BaseClasses   []string `yaml:"base_classes" json:"base_classes,omitempty"`
+	RotateClasses bool     `yaml:"rotate_classes" json:"rotate_classes,omitempty"`
+	ValClasses    int      `yaml:"val_classes" json:"val_classes,omitempty"`
+	ValFraction   float64  `yaml:"val_fraction" json:"val_fraction,omitempty"`
 }
 
 // ModelConfig is the feature extractor.
@@ -243,6 +255,9 @@ func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 	}
 	if err := root.Decode(&cfg); err != nil {
 		return cfg, fmt.Errorf("%s: %s", name, explainTypeErr(err, lines))
+	}
+	if cfg.Protocol == ProtocolTransfer {
+		cfg.transferDefaults(func(key string) bool { return hasKey(root, key) })
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("%s: %w", name, err)
@@ -408,13 +423,16 @@ func (c *Config) validate() error {
 		return bad("data_dir", `""`, fmt.Sprintf("dataset %s reads your own files: give the folder (csv: the .csv file) in data_dir", c.Dataset))
 	}
 	switch c.Protocol {
-	case "", ProtocolEpisodes, ProtocolFit:
+	case "", ProtocolEpisodes, ProtocolFit, ProtocolTransfer:
 	case ProtocolPaperLung:
 		if c.Dataset != "lung-cancer" {
 			return bad("protocol", c.Protocol, "draws Lung Cancer queries from all rows; dataset is "+c.Dataset)
 		}
 	default:
-		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "unknown; want episodes, fit or paper-lung")
+		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "unknown; want episodes, fit, paper-lung or transfer")
+	}
+	if c.Protocol != ProtocolTransfer && (len(c.Data.BaseClasses) > 0 || c.Data.RotateClasses || c.Data.ValClasses != 0 || c.Data.ValFraction != 0 || !reflect.ValueOf(c.Transfer).IsZero()) {
+		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "data.base_classes, data.rotate_classes, data.val_classes, data.val_fraction and the transfer section are for protocol transfer")
 	}
 	fit := c.Protocol == ProtocolFit
 	if c.Ways < 2 {
@@ -473,10 +491,10 @@ func (c *Config) validate() error {
 		return bad("data.features", fmt.Sprintf("%q", c.Data.Features), "want histogram or none")
 	}
 	switch c.Model.Kind {
-	case "", "cnn", "mlp":
+	case "", "cnn", "mlp", "conv4":
 	case "identity": // no weights: Fit returns the untrained net whatever train.steps says
 	default:
-		return bad("model.kind", c.Model.Kind, `want cnn, mlp, identity or "" (images → cnn, feature rows → mlp)`)
+		return bad("model.kind", c.Model.Kind, `want cnn, mlp, conv4, identity or "" (images → cnn, feature rows → mlp)`)
 	}
 	if c.Model.Channels < 1 {
 		return bad("model.channels", c.Model.Channels, "must be ≥ 1")
@@ -484,11 +502,16 @@ func (c *Config) validate() error {
 	if c.Model.Hidden < 1 {
 		return bad("model.hidden", c.Model.Hidden, "must be ≥ 1")
 	}
-	if c.Model.Dim < 1 {
-		return bad("model.dim", c.Model.Dim, "must be ≥ 1")
+	if c.Model.Dim < 1 && !(c.Model.Kind == "conv4" && c.Model.Dim == 0) {
+		return bad("model.dim", c.Model.Dim, "must be ≥ 1 (conv4: 0 = the flattened body)")
 	}
 	if c.Model.DType != "float32" && c.Model.DType != "float64" {
 		return bad("model.dtype", c.Model.DType, "want float32 or float64")
+	}
+	if c.Protocol == ProtocolTransfer {
+		if err := c.validateTransfer(); err != nil {
+			return err
+		}
 	}
 	t := &c.Train
 	if t.Steps < 0 {
@@ -503,7 +526,7 @@ func (c *Config) validate() error {
 	if t.MinisetSize != 0 && t.MinisetSize < c.Ways {
 		return bad("train.miniset_size", t.MinisetSize, fmt.Sprintf("must hold at least one point per class (ways = %d), or be 0 for all", c.Ways))
 	}
-	if t.MinisetSize > c.Ways*c.Shots && !fit {
+	if t.MinisetSize > c.Ways*c.Shots && !fit && c.Protocol != ProtocolTransfer {
 		return bad("train.miniset_size", t.MinisetSize, fmt.Sprintf("larger than the %d training samples (ways × shots)", c.Ways*c.Shots))
 	}
 	if t.Metric != "euclidean" && t.Metric != "sqeuclidean" {
@@ -621,7 +644,7 @@ func (c *Config) NetConfig(shape []int) model.Config {
 		mc.Dim = 0 // the input is the embedding
 		return mc
 	}
-	if mc.Kind == model.CNN {
+	if mc.Kind == model.CNN || mc.Kind == model.Conv4 {
 		mc.Channels = c.Model.Channels
 	} else {
 		mc.Hidden = c.Model.Hidden

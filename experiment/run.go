@@ -84,6 +84,9 @@ type Results struct {
 	// the test-part accuracy, or the cross-validation folds' mean, 95%
 	// interval and per-fold accuracies (in per_repeat).
 	Fit *FitSummary `json:"fit,omitempty"`
+	// Transfer is the transfer protocol's split, training runs and
+	// test-time settings (protocol transfer only).
+	Transfer *TransferInfo `json:"transfer,omitempty"`
 }
 
 // LoadData reads the configured data set. Your own data (imagefolder,
@@ -122,6 +125,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Results, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Protocol == ProtocolTransfer {
+		return runTransfer(ctx, cfg, opts, start)
+	}
 	d, err := LoadData(cfg)
 	if err != nil {
 		return nil, err
@@ -132,6 +138,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Results, error) {
 // RunData is Run on a data set already in memory (the table reuses one
 // load across its cells).
 func RunData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options) (*Results, error) {
+	if cfg.Protocol == ProtocolTransfer {
+		return runTransferData(ctx, cfg, d, TransferOptions{Options: opts}, time.Now())
+	}
 	return runData(ctx, cfg, d, opts, time.Now())
 }
 

@@ -30,7 +30,7 @@ func (m *Model) ImageSettings() (ImageSettings, error) {
 }
 
 func imageSettingsFor(cfg model.Config, dataset string) (ImageSettings, error) {
-	if cfg.Kind != model.CNN || len(cfg.InShape) != 3 {
+	if (cfg.Kind != model.CNN && cfg.Kind != model.Conv4) || len(cfg.InShape) != 3 {
 		return ImageSettings{}, fmt.Errorf("%w: the exported model takes feature rows of shape %v, not images (use -features)", ErrInput, cfg.InShape)
 	}
 	c, h, w := cfg.InShape[0], cfg.InShape[1], cfg.InShape[2]

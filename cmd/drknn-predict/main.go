@@ -13,6 +13,12 @@
 // cannot be read gets a row with an empty prediction and a line on
 // standard error, the others are classified, and the exit status is 1;
 // errors with the model or the options exit 2 with one line.
+//
+// With -support DIR, -model is an embedding exported by a transfer run
+// (protocol transfer, RUN/export) and DIR a new task's support set, one
+// sub-folder of images per class: the support images are embedded, the
+// LFD is solved on them and the inputs are classified among DIR's classes
+// (predict.LoadEmbedding, Embedding.FitFolder).
 package main
 
 import (
@@ -29,7 +35,7 @@ import (
 	"github.com/drknn/drknn/predict"
 )
 
-const usage = "usage: drknn-predict -model DIR (-images PATH… | -csv FILE | -npy X.npy | -embeddings Q.npy) [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing] [-format csv|text|json] [-out FILE]"
+const usage = "usage: drknn-predict -model DIR [-support DIR] (-images PATH… | -csv FILE | -npy X.npy | -embeddings Q.npy) [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing] [-format csv|text|json] [-out FILE]"
 
 func main() { cli.Main("drknn-predict", run) }
 
@@ -56,6 +62,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&dir, "model", "", "export folder written by drknn-train (RUN/export, or RUN/repeats/NN/export)")
 	fs.StringVar(&dir, "export", "", "the same as -model")
 	image := fs.String("images", "", "image file or folder to classify (more may follow the flags)")
+	support := fs.String("support", "", "a new task's support set, DIR/<class>/<images>, for an embedding exported by a transfer run (-model)")
 	var in predict.Inputs
 	fs.StringVar(&in.CSV, "csv", "", "CSV of feature rows to classify")
 	fs.StringVar(&in.CSV, "features", "", "the same as -csv")
@@ -103,11 +110,23 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err := in.Check(); err != nil {
 		return fmt.Errorf("%v; %s", err, usage)
 	}
-	e, err := predict.Load(dir)
-	if err != nil {
-		return err
+	var m *predict.Model
+	if *support != "" {
+		e, err := predict.LoadEmbedding(dir)
+		if err != nil {
+			return err
+		}
+		if m, err = e.FitFolder(*support); err != nil {
+			return err
+		}
+	} else {
+		e, err := predict.Load(dir)
+		if err != nil {
+			return err
+		}
+		m = e.Model
 	}
-	preds, err := e.PredictFiles(in, predict.Options{Method: *method, K: *k})
+	preds, err := m.PredictFiles(in, predict.Options{Method: *method, K: *k})
 	if err != nil {
 		return err
 	}
@@ -120,7 +139,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	var buf bytes.Buffer
-	if err := predict.Write(&buf, preds, e.Classes(), f); err != nil {
+	if err := predict.Write(&buf, preds, m.Classes(), f); err != nil {
 		return err
 	}
 	if *outPath != "" {

@@ -4,6 +4,11 @@
 // unreadable fails the run with the reader's message.
 //
 //	drknn-table [-out DIR] [-quick] [-only CELL,…] [-set key=value …]
+//	drknn-table -transfer [-out DIR] [-quick] [-only CELL,…] [-set key=value …] [-resume]
+//
+// -transfer runs the transfer table instead (protocol transfer,
+// configs/<data set>-transfer.yaml; experiment.RunTransferTable) and
+// writes transfer.md and transfer.csv.
 //
 // Exit status: 0 done, 1 failed, 2 bad usage or config, 130 interrupted.
 package main
@@ -21,7 +26,7 @@ import (
 	"github.com/drknn/drknn/experiment"
 )
 
-const usage = "usage: drknn-table [-out DIR] [-quick] [-only CELL,…] [-set key=value …]"
+const usage = "usage: drknn-table [-transfer] [-out DIR] [-quick] [-only CELL,…] [-set key=value …] [-resume]"
 
 func main() { cli.Main("drknn-table", run, experiment.ErrConfig) }
 
@@ -31,6 +36,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	configs := fs.String("configs", "configs", "folder of the per-data-set configs")
 	quick := fs.Bool("quick", false, "1 repeat, 5 steps, 200 queries per cell: a smoke test")
 	only := fs.String("only", "", "comma-separated cells (mnist-2w5s) or data sets (mnist) to run")
+	transfer := fs.Bool("transfer", false, "the transfer table (base-class training, novel-class tasks) instead of Table 1")
+	resume := fs.Bool("resume", false, "-transfer: continue stopped trainings in OUT/train instead of starting afresh")
 	var sets cli.MultiFlag
 	fs.Var(&sets, "set", "override a config key in every cell (repeatable)")
 	if err := cli.Parse(fs, args, usage, stderr); err != nil {
@@ -44,6 +51,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		CommitInfo: commitInfo()}
 	if *only != "" {
 		opts.Only = strings.Split(*only, ",")
+	}
+	if *transfer {
+		if _, err := experiment.RunTransferTable(ctx, opts, *resume); err != nil {
+			return err
+		}
+		if err := rep.Err(); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, filepath.Join(*out, "transfer.md"))
+		return nil
+	}
+	if *resume {
+		return cli.Usagef("-resume is for -transfer; %s", usage)
 	}
 	if _, err := experiment.RunTable(ctx, opts); err != nil {
 		return err

@@ -24,6 +24,7 @@ type Reporter struct {
 
 	file *os.File
 	bar  *progressbar.ProgressBar
+	val  map[string]string // latest validation accuracy per objective (transfer)
 	err  error
 }
 
@@ -57,6 +58,17 @@ func (r *Reporter) Observe(e experiment.Event) {
 			r.bar.Describe(fmt.Sprintf("repeat %d step %d risk %.4f gap %.1e", e.Repeat+1, st.Step, st.Risk, st.MeanRelGap))
 			r.bar.Add(1)
 		}
+	case experiment.TransferStep:
+		if r.bar != nil {
+			st := e.Stats
+			r.bar.Describe(fmt.Sprintf("%s step %d loss %.4f lr %.1e%s", e.Objective, st.Step, st.Risk, e.LR, r.val[e.Objective]))
+			r.bar.Add(1)
+		}
+	case experiment.Validated:
+		if r.val == nil {
+			r.val = map[string]string{}
+		}
+		r.val[e.Objective] = fmt.Sprintf(" val %.4f", e.Accuracy)
 	case experiment.Message:
 		line := time.Now().Format("15:04:05 ") + e.Text + "\n"
 		if r.file != nil {
@@ -78,6 +90,17 @@ func (r *Reporter) Observe(e experiment.Event) {
 			}
 			r.file = nil
 		}
+	case experiment.TransferCellDone:
+		if r.Term == nil {
+			return
+		}
+		o := e.Outcome
+		if o.Results == nil {
+			fmt.Fprintf(r.Term, "%-20s skipped: %s\n", o.Cell.Name(), o.Skipped)
+			return
+		}
+		fmt.Fprintf(r.Term, "%-20s drknn %.3f, proto_net %.3f  %5.1fs\n", o.Cell.Name(), o.Results.Methods["drknn"].Mean,
+			o.Results.Methods["proto_net"].Mean, o.Results.Seconds)
 	case experiment.CellDone:
 		if r.Term == nil {
 			return

@@ -1,0 +1,876 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/datadir"
+	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/predict"
+	"github.com/drknn/drknn/train"
+	"golang.org/x/sync/errgroup"
+	"gopkg.in/yaml.v3"
+)
+
+// The transfer protocol (issue 12): an embedding is trained once on the
+// base classes, episode by episode (train.EpisodicTrainer), a validation
+// part of the base classes selects its checkpoint, and the frozen
+// embedding is evaluated on `repeats` M-way K-shot tasks of the novel
+// classes, which neither training nor selection ever sees. The anchor is
+// the same backbone trained on the same episodes with the
+// prototypical-network loss.
+//
+//	TransferSplitOf → TrainEmbedding (drknn; proto for the anchor) →
+//	EvaluateTransfer (every method on the same novel tasks) → export
+
+// ProtocolTransfer is the transfer protocol (Config.Protocol).
+const ProtocolTransfer = "transfer"
+
+// TransferConfig is the transfer protocol's base-class training (config
+// section transfer). Both objectives draw the same episodes: Ways base
+// classes of Shots + Queries samples each. The prototypical anchor uses
+// the first Shots of each class as supports and the rest as queries;
+// Dr.k-NN's Algorithm 1 draws its mini-sets from all of them.
+type TransferConfig struct {
+	Ways     int `yaml:"ways" json:"ways"`         // classes per training episode (default 20)
+	Shots    int `yaml:"shots" json:"shots"`       // supports per class for the anchor (default 5)
+	Queries  int `yaml:"queries" json:"queries"`   // queries per class for the anchor (default 5)
+	Episodes int `yaml:"episodes" json:"episodes"` // episodes per step (default 1)
+	// DecayEvery and DecayFactor: the learning rate is multiplied by
+	// DecayFactor every DecayEvery steps (0: constant; factor default 0.5).
+	DecayEvery  int     `yaml:"decay_every" json:"decay_every"`
+	DecayFactor float64 `yaml:"decay_factor" json:"decay_factor"`
+	// ValidateEvery is the number of steps between validations (0: at the
+	// end only); each validation embeds the validation part and scores
+	// ValTasks tasks of ValWays ways and ValShots shots (15 queries per
+	// class, or all that remain): Dr.k-NN for the drknn objective, the
+	// nearest prototype for the anchor. The best validation accuracy
+	// selects the checkpoint (ties: the earlier step).
+	ValidateEvery int `yaml:"validate_every" json:"validate_every"`
+	ValTasks      int `yaml:"val_tasks" json:"val_tasks"` // default 200
+	ValWays       int `yaml:"val_ways" json:"val_ways"`   // default 5
+	ValShots      int `yaml:"val_shots" json:"val_shots"` // default 1
+	// Theta is the radius of the LFD solved on a task's support set at test
+	// time (one value; default train.theta), relative to the support set's
+	// mean cost when train.theta_relative is set.
+	Theta []float64 `yaml:"theta" json:"theta"`
+	// Anchor trains the prototypical-network anchor (method proto_net)
+	// with the same episodes, steps and learning rates. Default true when
+	// proto_net is among the methods.
+	Anchor *bool `yaml:"anchor" json:"anchor"`
+}
+
+// Transfer protocol defaults (for zero fields when protocol is transfer).
+const (
+	DefaultTransferRepeats = 600 // novel-class tasks, the literature's
+	DefaultTransferQueries = 15  // queries per class of a task
+	DefaultValQueries      = 15
+)
+
+// TransferMethods are the methods the transfer protocol evaluates, in
+// table order: the classifiers on the Dr.k-NN embedding and the
+// prototypical-network anchor (its own embedding, nearest prototype).
+func TransferMethods() []string {
+	return []string{eval.MethodDrKNN, eval.MethodDrKNNTruncated, eval.MethodEmbeddingKNN, eval.MethodNearestCentroid, eval.MethodProtoNet}
+}
+
+// transferDefaults fills what the transfer protocol takes by default:
+// repeats and queries (per class) when the file does not set them, and
+// the zero fields of the transfer section.
+func (c *Config) transferDefaults(hasKey func(string) bool) {
+	if !hasKey("repeats") {
+		c.Repeats = DefaultTransferRepeats
+	}
+	if !hasKey("queries") {
+		c.Queries = DefaultTransferQueries
+	}
+	t := &c.Transfer
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{{&t.Ways, 20}, {&t.Shots, 5}, {&t.Queries, 5}, {&t.Episodes, 1}, {&t.ValTasks, 200}, {&t.ValWays, 5}, {&t.ValShots, 1}} {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if t.DecayFactor == 0 {
+		t.DecayFactor = 0.5
+	}
+	if len(t.Theta) == 0 {
+		t.Theta = slices.Clone(c.Train.Theta)
+	}
+	if t.Anchor == nil {
+		a := slices.Contains(c.methods(), eval.MethodProtoNet)
+		t.Anchor = &a
+	}
+}
+
+// validateTransfer checks what the transfer protocol needs; the shared
+// keys are checked by validate.
+func (c *Config) validateTransfer() error {
+	bad := func(key string, v any, why string) error { return fmt.Errorf("key %s = %v: %s", key, v, why) }
+	t := &c.Transfer
+	switch c.Dataset {
+	case "omniglot", "miniimagenet":
+		if len(c.Data.BaseClasses) > 0 {
+			return bad("data.base_classes", c.Data.BaseClasses, c.Dataset+" has its standard split of base and novel classes")
+		}
+	default:
+		if len(c.Data.BaseClasses) == 0 {
+			return bad("data.base_classes", "[]", "the transfer protocol needs the base classes of "+c.Dataset+" (names or indices; the rest are novel)")
+		}
+	}
+	if c.Dataset != "miniimagenet" {
+		if (c.Data.ValClasses > 0) == (c.Data.ValFraction > 0) {
+			return bad("data.val_classes", c.Data.ValClasses, fmt.Sprintf("give exactly one of data.val_classes (whole base classes held out) and data.val_fraction (a part of every base class's samples; now %v)", c.Data.ValFraction))
+		}
+	} else if c.Data.ValClasses > 0 || c.Data.ValFraction > 0 {
+		return bad("data.val_classes", c.Data.ValClasses, "miniImageNet validates on its val.csv classes")
+	}
+	if c.Data.ValClasses < 0 {
+		return bad("data.val_classes", c.Data.ValClasses, "must be ≥ 0")
+	}
+	if !(c.Data.ValFraction >= 0 && c.Data.ValFraction < 1) {
+		return bad("data.val_fraction", c.Data.ValFraction, "must be in [0, 1)")
+	}
+	if c.Data.RotateClasses && c.Dataset == "miniimagenet" {
+		return bad("data.rotate_classes", true, "rotated classes are for Omniglot-like drawings")
+	}
+	switch c.Model.Kind {
+	case "cnn", "conv4":
+	default:
+		return bad("model.kind", c.Model.Kind, "the transfer protocol trains an image backbone: cnn or conv4")
+	}
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"transfer.ways", t.Ways}, {"transfer.shots", t.Shots}, {"transfer.episodes", t.Episodes}, {"transfer.val_tasks", t.ValTasks},
+		{"transfer.val_shots", t.ValShots}} {
+		if f.v < 1 {
+			return bad(f.key, f.v, "must be ≥ 1")
+		}
+	}
+	if t.Ways < 2 || t.ValWays < 2 {
+		return bad("transfer.ways", fmt.Sprintf("%d (val_ways %d)", t.Ways, t.ValWays), "episodes need at least 2 classes")
+	}
+	if t.Queries < 0 || (*t.Anchor && t.Queries < 1) {
+		return bad("transfer.queries", t.Queries, "the prototypical anchor needs ≥ 1 query per class")
+	}
+	if t.DecayEvery < 0 {
+		return bad("transfer.decay_every", t.DecayEvery, "must be ≥ 0 (0 = constant learning rate)")
+	}
+	if !(t.DecayFactor > 0 && t.DecayFactor <= 1) {
+		return bad("transfer.decay_factor", t.DecayFactor, "must be in (0, 1]")
+	}
+	if t.ValidateEvery < 0 {
+		return bad("transfer.validate_every", t.ValidateEvery, "must be ≥ 0 (0 = at the end only)")
+	}
+	if len(t.Theta) != 1 || !(t.Theta[0] >= 0) {
+		return bad("transfer.theta", t.Theta, "give one radius ≥ 0 for the support sets' LFD")
+	}
+	if len(c.Train.Theta) != 1 {
+		return bad("train.theta", c.Train.Theta, "the transfer protocol's episodes change classes: give one radius")
+	}
+	pool := t.Ways * (t.Shots + t.Queries)
+	if s := c.Train.MinisetSize; s != 0 && (s < t.Ways || s > pool) {
+		return bad("train.miniset_size", s, fmt.Sprintf("want %d…%d (transfer.ways to the episode's ways × (shots + queries)), or 0 for all", t.Ways, pool))
+	}
+	for _, m := range c.Eval.Methods {
+		if !slices.Contains(TransferMethods(), m) {
+			return bad("eval.methods", m, "the transfer protocol evaluates "+fmt.Sprint(TransferMethods()))
+		}
+	}
+	if slices.Contains(c.methods(), eval.MethodProtoNet) && !*t.Anchor {
+		return bad("transfer.anchor", false, "method proto_net is the anchor: train it, or leave proto_net out of eval.methods")
+	}
+	return nil
+}
+
+// transferMethods are the methods of a transfer config, in table order.
+func (c *Config) transferMethods() []string {
+	if len(c.Eval.Methods) > 0 {
+		return c.Eval.Methods
+	}
+	if !*c.Transfer.Anchor {
+		return TransferMethods()[:4]
+	}
+	return TransferMethods()
+}
+
+// LoadTransferData reads the data set of a transfer config: for Omniglot
+// both sets (data.split empty), for miniImageNet its train, val and test
+// splits as one data set (classes in that order).
+func LoadTransferData(cfg Config) (*datasets.Dataset, error) {
+	if cfg.Dataset == "miniimagenet" {
+		dir := cfg.DataDir
+		if dir == "" {
+			dir = filepath.Join(datadir.Dir(), datasets.Subdir(cfg.Dataset))
+		}
+		return datasets.ReadMiniImageNetTransfer(dir, cfg.Data.Size, cfg.Data.Grey)
+	}
+	if cfg.Dataset == "omniglot" && cfg.Data.Omniglot == "alphabets" {
+		return nil, configErr(fmt.Errorf("key data.omniglot = alphabets: the transfer protocol's classes are characters"))
+	}
+	return LoadData(cfg)
+}
+
+// TransferSplitOf splits d as the config says: Omniglot background
+// characters are base classes and evaluation characters novel,
+// miniImageNet's train/val/test classes are base/validation/novel, any
+// other data set's data.base_classes are base and the rest novel; the
+// validation part is data.val_classes whole base classes (Omniglot: whole
+// alphabets) or data.val_fraction of every base class's samples, drawn
+// from the seed.
+func TransferSplitOf(cfg Config, d *datasets.Dataset) (*datasets.TransferSplit, error) {
+	var base, novel []int
+	var err error
+	switch cfg.Dataset {
+	case "omniglot":
+		base, novel, err = datasets.OmniglotBaseClasses(d)
+	case "miniimagenet":
+		return datasets.MiniImageNetSplit(d)
+	default:
+		base, err = datasets.ClassIDs(d, cfg.Data.BaseClasses)
+		if err != nil {
+			err = configErr(fmt.Errorf("key data.base_classes: %w", err))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	s, err := datasets.NewTransferSplit(d, base, novel)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Data.ValClasses > 0 {
+		err = s.HoldOutClasses(d, cfg.Data.ValClasses, cfg.Seed)
+	} else {
+		err = s.HoldOutSamples(d, cfg.Data.ValFraction, cfg.Seed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, s.Check(d)
+}
+
+// Validation is one validation of a training run.
+type Validation struct {
+	Step     int     `json:"step"`
+	Accuracy float64 `json:"accuracy"`
+}
+
+// TrainingRecord describes the training of one embedding.
+type TrainingRecord struct {
+	Objective       string       `json:"objective"`
+	Steps           int          `json:"steps"`
+	BatchSize       int          `json:"batch_size"`       // images per step
+	TrainingClasses int          `json:"training_classes"` // base classes (× 4 with rotations)
+	Seconds         float64      `json:"seconds"`          // wall time of training and validation (summed over resumed runs)
+	CPUSeconds      float64      `json:"cpu_seconds"`      // CPU time of the process over the same spans (all threads)
+	BestStep        int          `json:"best_step"`
+	BestAccuracy    float64      `json:"best_accuracy"`
+	Validations     []Validation `json:"validations"`
+	FirstLoss       float64      `json:"first_loss"`
+	FinalLoss       float64      `json:"final_loss"`
+	PeakHeapBytes   uint64       `json:"peak_heap_bytes,omitempty"`
+}
+
+// TransferStep reports one training step of the transfer protocol.
+type TransferStep struct {
+	Objective string // train.ObjectiveDrKNN or train.ObjectiveProto
+	Stats     train.StepStats
+	LR        float64
+}
+
+// Validated reports one validation of a training run.
+type Validated struct {
+	Objective string
+	Step      int
+	Accuracy  float64
+	Best      bool // the best so far: the selected checkpoint
+}
+
+func (TransferStep) event() {}
+func (Validated) event()    {}
+
+// EpisodicSettings is what the episodic trainer needs from a transfer
+// config for one objective.
+func (c *Config) EpisodicSettings(objective string) train.EpisodicSettings {
+	t := c.Transfer
+	s := train.EpisodicSettings{Objective: objective, Steps: c.Train.Steps, LR: c.Train.LR,
+		DecayEvery: t.DecayEvery, DecayFactor: t.DecayFactor, Ways: t.Ways, Episodes: t.Episodes,
+		Rotate:  c.Data.RotateClasses,
+		Augment: datasets.AugmentSettings{Shift: c.Train.Augment.Shift, Flip: c.Train.Augment.Flip}, Seed: c.Seed}
+	if objective == train.ObjectiveProto {
+		s.Shots, s.Queries = t.Shots, t.Queries
+		return s
+	}
+	s.Shots = t.Shots + t.Queries // the same samples as the anchor's episode
+	s.Minisets, s.MinisetSize = c.Train.Minisets, c.Train.MinisetSize
+	ts := c.TrainSettings(c.Train.Theta, c.Seed, s.Ways*s.Shots)
+	s.LFD = ts.LFD
+	s.LFD.Workers = c.workers()
+	return s
+}
+
+func (c *Config) workers() int {
+	if c.Workers > 0 {
+		return c.Workers
+	}
+	return runtime.NumCPU()
+}
+
+// trainKey identifies a training run: everything that changes its result
+// (not the evaluated tasks, so cells of a table share one training).
+func trainKey(cfg Config, objective string, s *datasets.TransferSplit) string {
+	return fmt.Sprintf("transfer|%s|%s|%+v|%+v|%+v|%+v|seed %d|split %v %v %s|%s", objective, cfg.Dataset, cfg.Data, cfg.Model, cfg.Train, cfg.Transfer.key(),
+		cfg.Seed, s.Base, s.Val, s.HeldOut, fmt.Sprint(len(s.TrainIndex), len(s.ValIndex)))
+}
+
+func (t TransferConfig) key() string {
+	return fmt.Sprintf("%d/%d/%d/%d decay %d×%g val %d/%d/%d×%d", t.Ways, t.Shots, t.Queries, t.Episodes, t.DecayEvery, t.DecayFactor,
+		t.ValidateEvery, t.ValWays, t.ValShots, t.ValTasks)
+}
+
+// trainState is what a transfer checkpoint carries besides the trainer's
+// own state: the validations so far and the best weights.
+type trainState struct {
+	Validations []Validation
+	BestStep    int
+	BestAcc     float64
+	Best        []byte // weights file of the best network
+	// Seconds and CPUSeconds are the training's wall and CPU time so far,
+	// over all the processes that ran it.
+	Seconds, CPUSeconds float64
+}
+
+// EmbeddingOptions control TrainEmbedding.
+type EmbeddingOptions struct {
+	Dir      string // the objective's folder: checkpoint.bin, history.json, best.bin ("" writes nothing)
+	Resume   bool   // continue from Dir's checkpoint (a finished one is reused as is)
+	Observer Observer
+}
+
+// TrainEmbedding trains a fresh network (initialised from cfg.Seed) on the
+// base classes' training samples of split with the objective
+// (train.ObjectiveDrKNN or train.ObjectiveProto), validates every
+// transfer.validate_every steps and at the end on the validation part
+// only, and returns the network of the best validation (its weights and
+// batch-norm statistics) with the record of the run. The novel classes'
+// samples are never read. Cancelling ctx stops after the current step,
+// saves the checkpoint and returns an error wrapping ctx's.
+func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split *datasets.TransferSplit, objective string, o EmbeddingOptions) (*model.Net, *TrainingRecord, error) {
+	notify := o.Observer
+	if notify == nil {
+		notify = func(Event) {}
+	}
+	net, err := model.New(cfg.NetConfig(d.Shape), cfg.Seed)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := cfg.EpisodicSettings(objective)
+	tr, err := train.NewEpisodicTrainer(net, d, split.Base, split.TrainIndex, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer tr.Close()
+	val, err := newValidator(cfg, d, split, objective)
+	if err != nil {
+		return nil, nil, fmt.Errorf("validation: %w", err)
+	}
+	rec := &TrainingRecord{Objective: objective, Steps: s.Steps, BatchSize: tr.BatchSize(), TrainingClasses: tr.TrainingClasses()}
+	st := trainState{BestAcc: -1}
+	key := trainKey(cfg, objective, split)
+	var ck string
+	if o.Dir != "" {
+		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+			return nil, nil, err
+		}
+		ck = filepath.Join(o.Dir, "checkpoint.bin")
+		if o.Resume {
+			if _, err := os.Stat(ck); err == nil {
+				extra, err := tr.Resume(ck, key)
+				if err != nil {
+					return nil, nil, err
+				}
+				if err := gob.NewDecoder(bytes.NewReader(extra)).Decode(&st); err != nil {
+					return nil, nil, fmt.Errorf("resume %s: validation state: %v", ck, err)
+				}
+				notify(Message{fmt.Sprintf("%s: resumed at step %d of %d", objective, tr.StepsDone(), s.Steps)})
+			}
+		}
+	}
+	t0, c0 := time.Now(), processCPU()
+	sec0, cpu0 := st.Seconds, st.CPUSeconds
+	clock := func() {
+		st.Seconds, st.CPUSeconds = sec0+time.Since(t0).Seconds(), cpu0+processCPU()-c0
+	}
+	save := func() error {
+		clock()
+		if ck == "" {
+			return nil
+		}
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+			return err
+		}
+		return tr.SaveCheckpoint(ck, key, buf.Bytes())
+	}
+	validate := func() error {
+		acc, err := val.accuracy(net)
+		if err != nil {
+			return fmt.Errorf("validation at step %d: %w", tr.StepsDone(), err)
+		}
+		step := tr.StepsDone()
+		st.Validations = append(st.Validations, Validation{Step: step, Accuracy: acc})
+		best := acc > st.BestAcc
+		if best {
+			st.BestStep, st.BestAcc = step, acc
+			if st.Best, err = net.MarshalBinary(); err != nil {
+				return err
+			}
+		}
+		notify(Validated{Objective: objective, Step: step, Accuracy: acc, Best: best})
+		notify(Message{fmt.Sprintf("%s: step %d validation accuracy %.4f%s", objective, step, acc, map[bool]string{true: " (best)"}[best])})
+		return nil
+	}
+	var peak uint64
+	saved := tr.StepsDone()
+	for !tr.Done() {
+		if err := ctx.Err(); err != nil {
+			if tr.StepsDone() > saved {
+				if err := save(); err != nil {
+					return nil, nil, err
+				}
+			}
+			return nil, nil, fmt.Errorf("%s: stopped after step %d of %d: %w", objective, tr.StepsDone(), s.Steps, context.Cause(ctx))
+		}
+		stats, err := tr.Step()
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", objective, err)
+		}
+		notify(TransferStep{Objective: objective, Stats: stats, LR: s.LRAt(stats.Step)})
+		if v := cfg.Transfer.ValidateEvery; tr.Done() || (v > 0 && stats.Step%v == 0) {
+			if err := validate(); err != nil {
+				return nil, nil, err
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapSys)
+		}
+		if tr.Done() || (cfg.Train.CheckpointEvery > 0 && stats.Step%cfg.Train.CheckpointEvery == 0) {
+			if err := save(); err != nil {
+				return nil, nil, err
+			}
+			saved = tr.StepsDone()
+		}
+	}
+	if len(st.Validations) == 0 || st.Validations[len(st.Validations)-1].Step != tr.StepsDone() { // steps = 0, or resumed after the end
+		if err := validate(); err != nil {
+			return nil, nil, err
+		}
+	}
+	rec.Seconds, rec.CPUSeconds, rec.PeakHeapBytes = st.Seconds, st.CPUSeconds, peak
+	rec.BestStep, rec.BestAccuracy, rec.Validations = st.BestStep, st.BestAcc, st.Validations
+	if h := tr.History(); len(h) > 0 {
+		rec.FirstLoss, rec.FinalLoss = h[0].Risk, h[len(h)-1].Risk
+		if o.Dir != "" {
+			if err := writeJSON(filepath.Join(o.Dir, "history.json"), h); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	best, err := model.UnmarshalNet(st.Best, "best checkpoint")
+	if err != nil {
+		return nil, nil, err
+	}
+	notify(Message{fmt.Sprintf("%s: %d steps in %.0f s (%.0f CPU-s), loss %.4f → %.4f, best validation %.4f at step %d",
+		objective, s.Steps, rec.Seconds, rec.CPUSeconds, rec.FirstLoss, rec.FinalLoss, st.BestAcc, st.BestStep)})
+	return best, rec, nil
+}
+
+// validator scores a network on fixed tasks of the validation part.
+type validator struct {
+	cfg       Config
+	d         *datasets.Dataset
+	objective string
+	index     []int
+	tasks     []*datasets.Episode
+}
+
+func newValidator(cfg Config, d *datasets.Dataset, split *datasets.TransferSplit, objective string) (*validator, error) {
+	t := cfg.Transfer
+	ts, err := datasets.NewTaskSampler(d, datasets.TaskSettings{Ways: t.ValWays, Shots: t.ValShots, Queries: DefaultValQueries,
+		Classes: split.Val, Index: split.ValIndex})
+	if err != nil {
+		return nil, err
+	}
+	v := &validator{cfg: cfg, d: d, objective: objective, index: split.ValIndex}
+	for r := 0; r < t.ValTasks; r++ {
+		v.tasks = append(v.tasks, ts.Draw(cfg.Seed+1_000_000+int64(r)))
+	}
+	return v, nil
+}
+
+// accuracy embeds the validation samples (inference mode) and returns the
+// mean accuracy over the tasks: Dr.k-NN for the drknn objective, the
+// nearest prototype for the anchor.
+func (v *validator) accuracy(net *model.Net) (float64, error) {
+	emb, err := embedIndex(net, v.d, v.index)
+	if err != nil {
+		return 0, err
+	}
+	method := eval.MethodDrKNN
+	if v.objective == train.ObjectiveProto {
+		method = eval.MethodNearestCentroid
+	}
+	accs := make([]float64, len(v.tasks))
+	err = forTasks(len(v.tasks), v.cfg.workers(), func(r int) error {
+		a, err := taskAccuracy(v.cfg, emb, v.tasks[r], method, nil)
+		accs[r] = a
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, a := range accs {
+		sum += a
+	}
+	return sum / float64(len(accs)), nil
+}
+
+// indexedEmbedding holds the embeddings of some samples of a data set.
+type indexedEmbedding struct {
+	e   []float64
+	dim int
+	row map[int]int // sample index → row
+}
+
+func (ie *indexedEmbedding) gather(idx []int) []float64 {
+	out := make([]float64, 0, len(idx)*ie.dim)
+	for _, i := range idx {
+		r := ie.row[i]
+		out = append(out, ie.e[r*ie.dim:(r+1)*ie.dim]...)
+	}
+	return out
+}
+
+// embedIndex embeds the samples idx of d (inference mode).
+func embedIndex(net *model.Net, d *datasets.Dataset, idx []int) (*indexedEmbedding, error) {
+	sub := d.Subset(idx)
+	e, err := net.Embed(sub.X, sub.Len())
+	if err != nil {
+		return nil, err
+	}
+	ie := &indexedEmbedding{e: e, dim: net.Dim(), row: make(map[int]int, len(idx))}
+	for r, i := range idx {
+		ie.row[i] = r
+	}
+	return ie, nil
+}
+
+// taskAccuracy classifies one task's queries from its support set with a
+// method on the frozen embedding emb. Dr.k-NN and its truncation vote with
+// the LFD solved on the support set (radius transfer.theta, costs
+// normalised as in training) with k = min(eval.k, shots). gap, when not
+// nil, receives the LFD's certified relative gap.
+func taskAccuracy(cfg Config, emb *indexedEmbedding, ep *datasets.Episode, method string, gap *float64) (float64, error) {
+	ways := len(ep.Classes)
+	n, nq := len(ep.TrainIndex), len(ep.QueryIndex)
+	x, q := emb.gather(ep.TrainIndex), emb.gather(ep.QueryIndex)
+	s := cfg.EvalSettings()
+	s.K = min(s.K, n/ways)
+	var p []float64
+	if eval.NeedsP(method) {
+		res, err := SolveLFD(cfg, x, n, emb.dim, ep.TrainLabels, cfg.Transfer.Theta)
+		if err != nil {
+			return 0, fmt.Errorf("LFD on the support set: %w", err)
+		}
+		p = res.P
+		if gap != nil {
+			*gap = res.RelGap
+		}
+	}
+	if method == eval.MethodProtoNet {
+		method = eval.MethodNearestCentroid
+	}
+	c, err := eval.New(method, s, p)
+	if err != nil {
+		return 0, err
+	}
+	acc, _, err := eval.Evaluate(c, x, n, emb.dim, ep.TrainLabels, ways, q, nq, ep.QueryLabels)
+	return acc, err
+}
+
+// forTasks runs f(0…n−1) on up to workers goroutines and returns the error
+// of the lowest index that failed; f writes results by index, so they do
+// not depend on the worker count.
+func forTasks(n, workers int, f func(r int) error) error {
+	errs := make([]error, n)
+	var g errgroup.Group
+	g.SetLimit(max(workers, 1))
+	for r := 0; r < n; r++ {
+		g.Go(func() error { errs[r] = f(r); return nil })
+	}
+	g.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TransferTask draws novel-class task r (0-based) of the config: ways
+// classes, shots supports and queries queries per class (all that remain
+// when fewer), seed cfg.Seed + r.
+func TransferTask(cfg Config, d *datasets.Dataset, split *datasets.TransferSplit, r int) (*datasets.Episode, error) {
+	return datasets.NewTask(d, datasets.TaskSettings{Ways: cfg.Ways, Shots: cfg.Shots, Queries: cfg.Queries,
+		Classes: split.Novel, Index: split.NovelIndex, Seed: RepeatSeed(cfg, r)})
+}
+
+// EvaluateTransfer evaluates every method on cfg.Repeats novel-class tasks
+// with the frozen embeddings nets (train.ObjectiveDrKNN's for the
+// classifiers on the Dr.k-NN embedding, train.ObjectiveProto's for
+// proto_net): all methods on the same tasks. It returns the accuracy of
+// each method on each task and the tasks' records.
+func EvaluateTransfer(ctx context.Context, cfg Config, d *datasets.Dataset, split *datasets.TransferSplit, nets map[string]*model.Net,
+	notify Observer) (map[string][]float64, []EpisodeRecord, error) {
+	if notify == nil {
+		notify = func(Event) {}
+	}
+	ts, err := datasets.NewTaskSampler(d, datasets.TaskSettings{Ways: cfg.Ways, Shots: cfg.Shots, Queries: cfg.Queries,
+		Classes: split.Novel, Index: split.NovelIndex})
+	if err != nil {
+		return nil, nil, err
+	}
+	embs := map[string]*indexedEmbedding{}
+	for obj, net := range nets {
+		if embs[obj], err = embedIndex(net, d, split.NovelIndex); err != nil {
+			return nil, nil, err
+		}
+	}
+	methods := cfg.transferMethods()
+	accs := map[string][]float64{}
+	for _, m := range methods {
+		accs[m] = make([]float64, cfg.Repeats)
+	}
+	recs := make([]EpisodeRecord, cfg.Repeats)
+	err = forTasks(cfg.Repeats, cfg.workers(), func(r int) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		seed := RepeatSeed(cfg, r)
+		ep := ts.Draw(seed)
+		rec := EpisodeRecord{Seed: seed, Classes: ep.Classes, ClassNames: datasets.ClassNames(d, ep.Classes),
+			TrainIndex: ep.TrainIndex, QueryIndex: ep.QueryIndex, Short: ep.Short, Theta: cfg.Transfer.Theta}
+		for _, m := range methods {
+			obj := train.ObjectiveDrKNN
+			if m == eval.MethodProtoNet {
+				obj = train.ObjectiveProto
+			}
+			emb := embs[obj]
+			if emb == nil {
+				return fmt.Errorf("method %s: no %s embedding", m, obj)
+			}
+			var gap *float64
+			if m == eval.MethodDrKNN {
+				gap = &rec.LFDRelGap
+			}
+			a, err := taskAccuracy(cfg, emb, ep, m, gap)
+			if err != nil {
+				return fmt.Errorf("task %d, %s: %w", r+1, m, err)
+			}
+			accs[m][r] = a
+		}
+		recs[r] = rec
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return accs, recs, nil
+}
+
+// TransferInfo is the transfer protocol's part of results.json.
+type TransferInfo struct {
+	Split    SplitRecord                `json:"split"`
+	Training map[string]*TrainingRecord `json:"training"` // by objective
+	Theta    []float64                  `json:"theta"`    // the support sets' LFD radius
+	K        int                        `json:"k"`        // neighbours of drknn, drknn_truncated and embedding_knn
+	// EvalSeconds is the wall time of embedding the novel samples and
+	// evaluating every method on every task.
+	EvalSeconds float64 `json:"eval_seconds"`
+}
+
+// SplitRecord is a TransferSplit by class name, with its sample counts.
+type SplitRecord struct {
+	Base          []string `json:"base"`
+	Val           []string `json:"val"`
+	Novel         []string `json:"novel"`
+	HeldOut       string   `json:"held_out"`
+	TrainSamples  int      `json:"train_samples"`
+	ValSamples    int      `json:"val_samples"`
+	NovelSamples  int      `json:"novel_samples"`
+	RotateClasses bool     `json:"rotate_classes"`
+}
+
+func splitRecord(cfg Config, d *datasets.Dataset, s *datasets.TransferSplit) SplitRecord {
+	return SplitRecord{Base: datasets.ClassNames(d, s.Base), Val: datasets.ClassNames(d, s.Val), Novel: datasets.ClassNames(d, s.Novel),
+		HeldOut: s.HeldOut, TrainSamples: len(s.TrainIndex), ValSamples: len(s.ValIndex), NovelSamples: len(s.NovelIndex),
+		RotateClasses: cfg.Data.RotateClasses}
+}
+
+// TransferOptions control RunTransferData beyond Options.
+type TransferOptions struct {
+	Options
+	// TrainDir holds the training runs (TrainDir/drknn, TrainDir/proto);
+	// "" = OutDir/train. Cells of a table share one.
+	TrainDir string
+}
+
+// runTransfer is Run for the transfer protocol.
+func runTransfer(ctx context.Context, cfg Config, opts Options, start time.Time) (*Results, error) {
+	d, err := LoadTransferData(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return runTransferData(ctx, cfg, d, TransferOptions{Options: opts}, start)
+}
+
+// RunTransferData runs the transfer protocol on a data set in memory:
+// splits it, trains the Dr.k-NN embedding (and the anchor), evaluates the
+// novel-class tasks, writes OutDir/results.json and exports the Dr.k-NN
+// embedding to OutDir/export (predict.LoadEmbedding reads it).
+func RunTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts TransferOptions) (*Results, error) {
+	return runTransferData(ctx, cfg, d, opts, time.Now())
+}
+
+func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts TransferOptions, start time.Time) (res *Results, err error) {
+	notify := serial(opts.Observer)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Protocol != ProtocolTransfer {
+		return nil, configErr(fmt.Errorf("key protocol = %q: not the transfer protocol", cfg.Protocol))
+	}
+	if len(d.Shape) != 3 {
+		return nil, configErr(fmt.Errorf("the transfer protocol trains an image backbone; %s has samples of shape %v", cfg.Dataset, d.Shape))
+	}
+	split, err := TransferSplitOf(cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	if opts.OutDir != "" {
+		if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+			return nil, fmt.Errorf("run folder: %w", err)
+		}
+	}
+	objectives := []string{train.ObjectiveDrKNN}
+	if *cfg.Transfer.Anchor {
+		objectives = append(objectives, train.ObjectiveProto)
+	}
+	methods := cfg.transferMethods()
+	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: len(objectives), Steps: cfg.Train.Steps, Methods: methods})
+	defer func() { notify(Finished{Results: res, Err: err}) }()
+	notify(Message{fmt.Sprintf("transfer: %s, %d base classes (%d training samples%s), %d validation classes (%s, %d samples), %d novel classes (%d samples)",
+		cfg.Dataset, len(split.Base), len(split.TrainIndex), map[bool]string{true: ", rotated ×4"}[cfg.Data.RotateClasses],
+		len(split.Val), split.HeldOut, len(split.ValIndex), len(split.Novel), len(split.NovelIndex))})
+
+	info := &TransferInfo{Split: splitRecord(cfg, d, split), Training: map[string]*TrainingRecord{}, Theta: cfg.Transfer.Theta,
+		K: min(cfg.Eval.K, cfg.Shots)}
+	nets := map[string]*model.Net{}
+	trainDir := opts.TrainDir
+	if trainDir == "" && opts.OutDir != "" {
+		trainDir = filepath.Join(opts.OutDir, "train")
+	}
+	for _, obj := range objectives {
+		eo := EmbeddingOptions{Resume: opts.Resume, Observer: notify}
+		if trainDir != "" {
+			eo.Dir = filepath.Join(trainDir, obj)
+		}
+		net, rec, err := TrainEmbedding(ctx, cfg, d, split, obj, eo)
+		if err != nil {
+			return nil, err
+		}
+		nets[obj], info.Training[obj] = net, rec
+	}
+	t0 := time.Now()
+	accs, recs, err := EvaluateTransfer(ctx, cfg, d, split, nets, notify)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted during evaluation: %w", context.Cause(ctx))
+		}
+		return nil, err
+	}
+	info.EvalSeconds = time.Since(t0).Seconds()
+	res = &Results{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: cfg.Repeats, Seed: cfg.Seed,
+		Methods: map[string]MethodResult{}, Episodes: recs, Config: cfg, Transfer: info}
+	for _, m := range methods {
+		s, err := eval.Summarize(accs[m])
+		if err != nil {
+			return nil, err
+		}
+		res.Methods[m] = MethodResult{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: accs[m]}
+		notify(Message{fmt.Sprintf("%-18s %.4f ± %.4f", m, s.Mean, s.HalfWidth)})
+	}
+	res.Seconds = time.Since(start).Seconds()
+	if opts.OutDir != "" {
+		if err := ExportEmbedding(filepath.Join(opts.OutDir, "export"), cfg, d, split, nets[train.ObjectiveDrKNN]); err != nil {
+			return nil, err
+		}
+		if err := writeJSON(filepath.Join(opts.OutDir, "results.json"), res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// EmbeddingSettings are the predict settings of a transfer config's
+// embedding of images of the given shape: how a support set is turned
+// into a classifier, and how new images are prepared.
+func (c *Config) EmbeddingSettings(shape []int) predict.EmbeddingSettings {
+	return predict.EmbeddingSettings{K: c.Eval.K, Tau: c.Eval.Tau, Bandwidth: c.Eval.Bandwidth, Theta: c.Transfer.Theta,
+		ThetaRelative: c.Train.ThetaRelative, Metric: c.Train.Metric, Epsilon: c.Train.Epsilon, Tol: c.Train.Tol, Dataset: c.Dataset,
+		Input: &predict.Input{Kind: predict.InputImages, Reader: c.Dataset, Shape: slices.Clone(shape)}}
+}
+
+// ExportEmbedding writes the trained embedding net of a transfer run to
+// dir (predict.WriteEmbedding): the network, the preprocessing, the
+// support-set classifier's settings, the class split and the config.
+func ExportEmbedding(dir string, cfg Config, d *datasets.Dataset, split *datasets.TransferSplit, net *model.Net) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	e, err := predict.NewEmbedding(net, cfg.EmbeddingSettings(d.Shape))
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	rc, err := predict.Record(cfg)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	sr := splitRecord(cfg, d, split)
+	return predict.WriteEmbedding(dir, e, predict.EmbeddingManifest{Config: rc,
+		Split: predict.ClassSplit{Base: sr.Base, Val: sr.Val, Novel: sr.Novel, HeldOut: sr.HeldOut}})
+}
+
+// hasKey reports whether the top-level mapping root sets key.
+func hasKey(root *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,261 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/train"
+)
+
+// TransferCell is one row of the transfer table: novel-class tasks of a
+// data set with Ways classes and Shots supports.
+type TransferCell struct {
+	Dataset     string
+	Ways, Shots int
+}
+
+// Name is the cell's name, e.g. "omniglot-5w1s".
+func (c TransferCell) Name() string { return fmt.Sprintf("%s-%dw%ds", c.Dataset, c.Ways, c.Shots) }
+
+// TransferCells are the rows of the transfer table (issue 12): Omniglot
+// 5-way and 20-way, 1-shot and 5-shot; MNIST digits 0–4 → 5–9 and
+// CIFAR-10 5-way 1-shot and 5-shot.
+func TransferCells() []TransferCell {
+	return []TransferCell{{"omniglot", 5, 1}, {"omniglot", 5, 5}, {"omniglot", 20, 1}, {"omniglot", 20, 5},
+		{"mnist", 5, 1}, {"mnist", 5, 5}, {"cifar10", 5, 1}, {"cifar10", 5, 5}}
+}
+
+// TransferQuickSets are the overrides of the transfer table's quick mode:
+// a smoke test of every cell, not a result.
+func TransferQuickSets() []string {
+	return []string{"repeats=5", "train.steps=3", "transfer.validate_every=0", "transfer.val_tasks=5", "model.channels=8"}
+}
+
+// TransferCellDone reports a finished (or skipped) row of the transfer
+// table.
+type TransferCellDone struct{ Outcome TransferOutcome }
+
+func (TransferCellDone) event() {}
+
+// TransferOutcome is one row of the transfer table.
+type TransferOutcome struct {
+	Cell    TransferCell
+	Config  string
+	Results *Results
+	Skipped string
+}
+
+// RunTransferTable runs every cell of the transfer table with the configs
+// ConfigDir/<data set>-transfer.yaml (ways and shots set per cell). The
+// embeddings of a data set are trained once, by its first cell, in
+// OutDir/train/<data set>, and shared by its other cells; each cell's
+// results.json and export go to OutDir/cells/<cell>. Absent data sets are
+// skipped with the reason; corrupt ones fail the run. Writes
+// OutDir/transfer.md and OutDir/transfer.csv. Resume continues stopped
+// trainings; without it the training folders are started afresh.
+func RunTransferTable(ctx context.Context, opts TableOptions, resume bool) ([]TransferOutcome, error) {
+	start := time.Now()
+	notify := serial(opts.Observer)
+	if opts.ConfigDir == "" {
+		opts.ConfigDir = "configs"
+	}
+	if opts.OutDir == "" {
+		return nil, fmt.Errorf("transfer table: no output folder")
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("transfer table: %w", err)
+	}
+	var outs []TransferOutcome
+	cache := map[string]*datasets.Dataset{}
+	loadErr := map[string]error{}
+	cleaned := map[string]bool{}
+	for _, cell := range TransferCells() {
+		if len(opts.Only) > 0 && !containsString(opts.Only, cell.Name()) && !containsString(opts.Only, cell.Dataset) {
+			continue
+		}
+		o := TransferOutcome{Cell: cell, Config: filepath.Join(opts.ConfigDir, cell.Dataset+"-transfer.yaml")}
+		sets := []string{fmt.Sprintf("ways=%d", cell.Ways), fmt.Sprintf("shots=%d", cell.Shots)}
+		if opts.Quick {
+			sets = append(sets, TransferQuickSets()...)
+		}
+		sets = append(sets, opts.Sets...)
+		cfg, err := LoadConfig(o.Config, sets)
+		if err != nil {
+			return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+		}
+		if cfg.Protocol != ProtocolTransfer {
+			return nil, fmt.Errorf("transfer table: %s: protocol %q, want transfer", o.Config, cfg.Protocol)
+		}
+		key := cfg.Dataset + "|" + cfg.DataDir + fmt.Sprintf("|%+v", cfg.Data)
+		d, ok := cache[key]
+		if !ok && loadErr[key] == nil {
+			if d, err = LoadTransferData(cfg); err != nil {
+				loadErr[key] = err
+			} else {
+				cache[key] = d
+			}
+		}
+		if err := loadErr[key]; err != nil {
+			if !errors.Is(err, datasets.ErrNotFound) {
+				return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+			}
+			o.Skipped = "data not available: " + strings.ReplaceAll(err.Error(), "\n", " ")
+			outs = append(outs, o)
+			notify(TransferCellDone{o})
+			continue
+		}
+		trainDir := filepath.Join(opts.OutDir, "train", cell.Dataset)
+		if !resume && !cleaned[trainDir] {
+			if err := os.RemoveAll(trainDir); err != nil {
+				return nil, fmt.Errorf("transfer table: %w", err)
+			}
+			cleaned[trainDir] = true
+		}
+		dir := filepath.Join(opts.OutDir, "cells", cell.Name())
+		notify(CellStarted{Name: cell.Name(), Dir: dir, Config: o.Config})
+		// The first cell of a data set trains; the others find its
+		// finished checkpoints (same key) and reuse them.
+		res, err := RunTransferData(ctx, cfg, d, TransferOptions{Options: Options{OutDir: dir, Resume: true, Observer: notify}, TrainDir: trainDir})
+		if err != nil {
+			return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+		}
+		o.Results = res
+		outs = append(outs, o)
+		notify(TransferCellDone{o})
+	}
+	if err := writeTransferTable(opts, outs, time.Since(start)); err != nil {
+		return nil, err
+	}
+	return outs, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func fmtAcc(r MethodResult, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	if math.IsNaN(r.CI95) {
+		return fmt.Sprintf("%.3f", r.Mean)
+	}
+	return fmt.Sprintf("%.3f ± %.3f", r.Mean, r.CI95)
+}
+
+func fmtDuration(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
+}
+
+func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Duration) error {
+	var md bytes.Buffer
+	mode := "full (the configs as committed)"
+	if opts.Quick {
+		mode = "quick (" + strings.Join(TransferQuickSets(), ", ") + ") — a smoke test, not a result"
+	}
+	fmt.Fprintf(&md, "# Transfer table: embeddings trained on base classes, novel-class tasks\n\nMode: %s. Wall time: %s.\n\n", mode, wall.Round(time.Second))
+	if opts.CommitInfo != "" {
+		fmt.Fprintf(&md, "%s\n\n", opts.CommitInfo)
+	}
+	fmt.Fprintf(&md, "Machine: %s.\n\n", Machine())
+	if len(opts.Sets) > 0 {
+		fmt.Fprintf(&md, "Overrides: `%s`.\n\n", strings.Join(opts.Sets, "`, `"))
+	}
+	md.WriteString("Accuracy on the novel-class tasks' queries, mean ± 95% CI half-width over the tasks. " +
+		"drknn … nearest_centroid classify with the Dr.k-NN-trained embedding; proto_net is the same backbone trained with the " +
+		"prototypical loss on the same episodes for the same steps (nearest prototype). Training: wall time (CPU time) of each " +
+		"embedding's training and validations, shared by the cells of a data set.\n\n")
+	methods := TransferMethods()
+	md.WriteString("| cell | tasks | " + strings.Join(methods, " | ") + " | Dr.k-NN ≥ anchor | training Dr.k-NN | training anchor |\n|---|---|")
+	md.WriteString(strings.Repeat("---|", len(methods)+3) + "\n")
+	for _, o := range outs {
+		if o.Results == nil {
+			fmt.Fprintf(&md, "| %s | not run |%s\n", o.Cell.Name(), strings.Repeat(" |", len(methods)+3))
+			continue
+		}
+		r := o.Results
+		fmt.Fprintf(&md, "| %s | %d |", o.Cell.Name(), r.Repeats)
+		for _, m := range methods {
+			v, ok := r.Methods[m]
+			fmt.Fprintf(&md, " %s |", fmtAcc(v, ok))
+		}
+		dr, okd := r.Methods["drknn"]
+		pr, okp := r.Methods["proto_net"]
+		verdict := "–"
+		if okd && okp {
+			verdict = map[bool]string{true: "yes", false: "**no**"}[dr.Mean >= pr.Mean]
+		}
+		fmt.Fprintf(&md, " %s |", verdict)
+		for _, obj := range []string{train.ObjectiveDrKNN, train.ObjectiveProto} {
+			if tr := r.Transfer.Training[obj]; tr != nil {
+				fmt.Fprintf(&md, " %s (%s CPU), %d steps, best %d |", fmtDuration(tr.Seconds), fmtDuration(tr.CPUSeconds), tr.Steps, tr.BestStep)
+			} else {
+				md.WriteString(" – |")
+			}
+		}
+		md.WriteString("\n")
+	}
+	var skipped []TransferOutcome
+	for _, o := range outs {
+		if o.Skipped != "" {
+			skipped = append(skipped, o)
+		}
+	}
+	if len(skipped) > 0 {
+		md.WriteString("\n## Cells not run\n\n")
+		for _, o := range skipped {
+			fmt.Fprintf(&md, "- %s: %s\n", o.Cell.Name(), o.Skipped)
+		}
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "transfer.md"), md.Bytes()); err != nil {
+		return err
+	}
+	var cb bytes.Buffer
+	w := csv.NewWriter(&cb)
+	w.Write([]string{"dataset", "ways", "shots", "method", "mean", "ci95", "tasks", "train_seconds", "train_cpu_seconds", "status"})
+	for _, o := range outs {
+		c := o.Cell
+		if o.Results == nil {
+			w.Write([]string{c.Dataset, strconv.Itoa(c.Ways), strconv.Itoa(c.Shots), "", "", "", "", "", "", "skipped: " + o.Skipped})
+			continue
+		}
+		for _, m := range methods {
+			r, ok := o.Results.Methods[m]
+			if !ok {
+				continue
+			}
+			obj := train.ObjectiveDrKNN
+			if m == "proto_net" {
+				obj = train.ObjectiveProto
+			}
+			tr := o.Results.Transfer.Training[obj]
+			ci := ""
+			if !math.IsNaN(r.CI95) {
+				ci = strconv.FormatFloat(r.CI95, 'f', 4, 64)
+			}
+			w.Write([]string{c.Dataset, strconv.Itoa(c.Ways), strconv.Itoa(c.Shots), m, strconv.FormatFloat(r.Mean, 'f', 4, 64), ci,
+				strconv.Itoa(o.Results.Repeats), strconv.FormatFloat(tr.Seconds, 'f', 1, 64), strconv.FormatFloat(tr.CPUSeconds, 'f', 1, 64), "ok"})
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(opts.OutDir, "transfer.csv"), cb.Bytes())
+}

@@ -1,0 +1,347 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/predict"
+	"github.com/drknn/drknn/train"
+)
+
+// transferYAML is a small transfer experiment on the built-in synthetic
+// images: shapes 0…5 are base classes, 6…9 novel; validation on a fifth
+// of every base class's samples.
+const transferYAML = `
+protocol: transfer
+dataset: synthetic-images
+ways: 3
+shots: 2
+queries: 5
+repeats: 12
+seed: 3
+data:
+  synthetic: 30
+  base_classes: ["0", "1", "2", "3", "4", "5"]
+  val_fraction: 0.2
+model:
+  kind: conv4
+  channels: 6
+  dim: 0
+  dtype: float32
+train:
+  steps: 12
+  lr: 0.003
+  minisets: 2
+  miniset_size: 8
+  theta: [0.5]
+  checkpoint_every: 0
+transfer:
+  ways: 3
+  shots: 2
+  queries: 2
+  episodes: 2
+  decay_every: 6
+  validate_every: 4
+  val_tasks: 6
+  val_ways: 3
+  val_shots: 1
+  theta: [0.1]
+`
+
+func transferConfig(t *testing.T, sets ...string) Config {
+	t.Helper()
+	cfg, err := ParseConfig("transfer.yaml", []byte(transferYAML), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func transferData(t *testing.T, cfg Config) *datasets.Dataset {
+	t.Helper()
+	d, err := LoadTransferData(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestTransferConfigDefaultsAndErrors(t *testing.T) {
+	cfg := transferConfig(t)
+	if cfg.Repeats != 12 || cfg.Queries != 5 || *cfg.Transfer.Anchor != true || cfg.Transfer.DecayFactor != 0.5 {
+		t.Fatalf("repeats %d queries %d anchor %v decay %v", cfg.Repeats, cfg.Queries, *cfg.Transfer.Anchor, cfg.Transfer.DecayFactor)
+	}
+	// Without repeats and queries in the file: 600 tasks of 15 queries per class.
+	y := strings.Replace(strings.Replace(transferYAML, "repeats: 12\n", "", 1), "queries: 5\n", "", 1)
+	cfg, err := ParseConfig("t.yaml", []byte(y), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Repeats != DefaultTransferRepeats || cfg.Queries != DefaultTransferQueries {
+		t.Fatalf("defaults: repeats %d queries %d", cfg.Repeats, cfg.Queries)
+	}
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"data.base_classes=[]"}, "data.base_classes"},
+		{[]string{"data.val_classes=2"}, "exactly one of data.val_classes"},
+		{[]string{"data.val_fraction=0"}, "exactly one of data.val_classes"},
+		{[]string{"dataset=omniglot"}, "standard split"},
+		{[]string{"train.theta=[0.1,0.2,0.3]"}, "one radius"},
+		{[]string{"transfer.theta=[0.1,0.2]"}, "transfer.theta"},
+		{[]string{"train.miniset_size=2"}, "train.miniset_size"},
+		{[]string{"eval.methods=[pca_knn]"}, "eval.methods"},
+		{[]string{"transfer.anchor=false", "eval.methods=[drknn,proto_net]"}, "transfer.anchor"},
+		{[]string{"transfer.queries=-1"}, "transfer.queries"},
+		{[]string{"model.kind=mlp", "model.dim=8"}, "model.kind"},
+		{[]string{"protocol=episodes"}, "for protocol transfer"},
+		{[]string{"transfer.decay_factor=1.5"}, "transfer.decay_factor"},
+	} {
+		_, err := ParseConfig("t.yaml", []byte(transferYAML), c.sets)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrConfig) {
+			t.Errorf("%v: error %v, want one naming %q", c.sets, err, c.want)
+		}
+	}
+}
+
+// TestTransferEndToEnd: a small transfer run trains the Dr.k-NN embedding
+// and the anchor on the base classes, evaluates every method on the same
+// novel tasks, records every task's samples (novel classes only, indices
+// into the natural order) and exports an embedding that reproduces the
+// run's Dr.k-NN accuracy through predict. (Accuracy above chance is
+// TestTransferMNIST's: a dozen steps on six synthetic shapes do not
+// transfer to four others.)
+func TestTransferEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	cfg := transferConfig(t)
+	var steps, vals int
+	res, err := Run(t.Context(), cfg, Options{OutDir: dir, Observer: func(e Event) {
+		switch e.(type) {
+		case TransferStep:
+			steps++
+		case Validated:
+			vals++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps != 2*cfg.Train.Steps || vals != 2*3 {
+		t.Fatalf("%d step events, %d validations; want %d and 6", steps, vals, 2*cfg.Train.Steps)
+	}
+	for _, m := range TransferMethods() {
+		r, ok := res.Methods[m]
+		if !ok || len(r.PerRepeat) != cfg.Repeats {
+			t.Fatalf("method %s: %+v", m, r)
+		}
+	}
+	d := transferData(t, cfg)
+	for r, ep := range res.Episodes {
+		if len(ep.TrainIndex) != 6 || len(ep.QueryIndex) != 15 || ep.Seed != cfg.Seed+int64(r) {
+			t.Fatalf("task %d: %d supports, %d queries, seed %d", r, len(ep.TrainIndex), len(ep.QueryIndex), ep.Seed)
+		}
+		for _, i := range append(slices.Clone(ep.TrainIndex), ep.QueryIndex...) {
+			if d.Labels[i] < 6 || !slices.Contains(ep.Classes, d.Labels[i]) {
+				t.Fatalf("task %d uses sample %d of class %d (classes %v)", r, i, d.Labels[i], ep.Classes)
+			}
+		}
+		if !(ep.LFDRelGap <= cfg.Train.Tol) {
+			t.Fatalf("task %d: LFD gap %v", r, ep.LFDRelGap)
+		}
+	}
+	info := res.Transfer
+	if info == nil || info.Training["drknn"] == nil || info.Training["proto"] == nil || len(info.Split.Novel) != 4 || info.K != 2 {
+		t.Fatalf("transfer info %+v", info)
+	}
+	for obj, tr := range info.Training {
+		if len(tr.Validations) != 3 || tr.BestStep == 0 || tr.Steps != 12 || tr.BatchSize != 2*3*4 {
+			t.Fatalf("%s: %+v", obj, tr)
+		}
+	}
+	var onDisk Results
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &onDisk); err != nil {
+		t.Fatal(err)
+	}
+	if onDisk.Methods["drknn"].Mean != res.Methods["drknn"].Mean || onDisk.Transfer.Training["drknn"].BestStep != info.Training["drknn"].BestStep {
+		t.Fatal("results.json differs from the returned results")
+	}
+
+	// The export classifies a new task: task 1's supports as a support
+	// folder of PNG files, its queries as images.
+	e, err := predict.LoadEmbedding(filepath.Join(dir, "export"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(e.Manifest.Split.Novel, info.Split.Novel) || e.Manifest.Config.Dataset != "synthetic-images" {
+		t.Fatalf("manifest split %v, config %+v", e.Manifest.Split, e.Manifest.Config)
+	}
+	ep := res.Episodes[0]
+	x := d.Subset(ep.TrainIndex).X
+	labels := make([]int, len(ep.TrainIndex))
+	for k := range labels {
+		labels[k] = k / cfg.Shots
+	}
+	m, err := e.Fit(x, len(labels), labels, ep.ClassNames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := d.Subset(ep.QueryIndex)
+	emb, err := m.Embed(q.X, q.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds, err := m.Classify(emb, q.Len(), nil, predict.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	correct := 0
+	for k, p := range preds {
+		if ep.ClassNames[p.Class] == d.Classes[q.Labels[k]] {
+			correct++
+		}
+	}
+	// The same task, the same embedding and settings: Dr.k-NN's accuracy.
+	if acc := float64(correct) / float64(len(preds)); math.Abs(acc-res.Methods["drknn"].PerRepeat[0]) > 1e-12 {
+		t.Fatalf("the exported embedding scores %v on task 1, the run %v", acc, res.Methods["drknn"].PerRepeat[0])
+	}
+}
+
+// TestTransferNovelNeverSeen: training and checkpoint selection never read
+// a novel sample: with the novel classes' pixels replaced (by NaN, which
+// would poison any network that saw them, or by noise), both objectives
+// train to bit-identical weights with identical validation records.
+func TestTransferNovelNeverSeen(t *testing.T) {
+	cfg := transferConfig(t, "train.steps=6", "transfer.validate_every=3")
+	d := transferData(t, cfg)
+	split, err := TransferSplitOf(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range []string{train.ObjectiveDrKNN, train.ObjectiveProto} {
+		netA, recA, err := TrainEmbedding(t.Context(), cfg, d, split, obj, EmbeddingOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fill := range []float32{float32(math.NaN()), 0.5} {
+			p := *d
+			p.X = slices.Clone(d.X)
+			for _, i := range split.NovelIndex {
+				for k := range p.Sample(i) {
+					p.Sample(i)[k] = fill
+				}
+			}
+			netB, recB, err := TrainEmbedding(t.Context(), cfg, &p, split, obj, EmbeddingOptions{})
+			if err != nil {
+				t.Fatalf("%s, novel samples = %v: %v", obj, fill, err)
+			}
+			if !reflect.DeepEqual(weights(netA), weights(netB)) || !reflect.DeepEqual(recA.Validations, recB.Validations) {
+				t.Fatalf("%s: novel samples = %v changed training: validations %v vs %v", obj, fill, recA.Validations, recB.Validations)
+			}
+		}
+	}
+}
+
+func weights(net *model.Net) []uint64 {
+	var out []uint64
+	for _, p := range append(slices.Clone(net.Params()), net.Buffers()...) {
+		for j := 0; j < p.Len(); j++ {
+			out = append(out, math.Float64bits(p.At(j)))
+		}
+	}
+	return out
+}
+
+// TestTransferResume: a run cancelled during the anchor's training keeps
+// both checkpoints; -resume reuses the finished Dr.k-NN training, completes
+// the anchor's and ends with exactly the results of an uninterrupted run.
+func TestTransferResume(t *testing.T) {
+	cfg := transferConfig(t, "repeats=4", "train.checkpoint_every=5")
+	want, err := Run(t.Context(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	_, err = Run(ctx, cfg, Options{OutDir: dir, Observer: func(e Event) {
+		if s, ok := e.(TransferStep); ok && s.Objective == train.ObjectiveProto && s.Stats.Step == 7 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
+		t.Fatal("a cancelled run wrote results.json")
+	}
+	var drknnSteps int
+	got, err := Run(t.Context(), cfg, Options{OutDir: dir, Resume: true, Observer: func(e Event) {
+		if s, ok := e.(TransferStep); ok && s.Objective == train.ObjectiveDrKNN {
+			drknnSteps++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if drknnSteps != 0 {
+		t.Fatalf("the finished Dr.k-NN training took %d more steps", drknnSteps)
+	}
+	for m, r := range want.Methods {
+		if !reflect.DeepEqual(r.PerRepeat, got.Methods[m].PerRepeat) {
+			t.Fatalf("%s: resumed %v, uninterrupted %v", m, got.Methods[m].PerRepeat, r.PerRepeat)
+		}
+	}
+	for obj, tr := range want.Transfer.Training {
+		if !reflect.DeepEqual(tr.Validations, got.Transfer.Training[obj].Validations) || tr.FinalLoss != got.Transfer.Training[obj].FinalLoss {
+			t.Fatalf("%s: validations %v vs %v", obj, got.Transfer.Training[obj].Validations, tr.Validations)
+		}
+	}
+}
+
+// TestTransferMNIST: the real MNIST digits 0–4 as base classes, 60 Conv-4
+// steps, 5-way 1-shot tasks of the digits 5–9 well above chance (0.2) and
+// above the untrained network (0.33 on these tasks).
+func TestTransferMNIST(t *testing.T) {
+	cfg, err := ParseConfig("mnist-transfer.yaml", []byte(`
+protocol: transfer
+dataset: mnist
+ways: 5
+shots: 1
+queries: 10
+repeats: 30
+data: {base_classes: ["0", "1", "2", "3", "4"], val_fraction: 0.1}
+model: {kind: conv4, channels: 16, dim: 0, dtype: float32}
+train: {steps: 60, lr: 0.003, minisets: 1, theta: [0.5]}
+transfer: {ways: 5, shots: 3, queries: 3, validate_every: 0, val_tasks: 20, theta: [0.1]}
+eval: {methods: [drknn, nearest_centroid, proto_net]}
+`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(t.Context(), cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, r := range res.Methods {
+		if r.Mean < 0.38 {
+			t.Errorf("%s: %.3f on 5-way 1-shot tasks of unseen digits (chance 0.2)", m, r.Mean)
+		}
+	}
+	if n := len(res.Transfer.Split.Novel); n != 5 || res.Transfer.Split.Novel[0] != "5" {
+		t.Fatalf("novel classes %v", res.Transfer.Split.Novel)
+	}
+}

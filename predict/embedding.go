@@ -1,0 +1,303 @@
+package predict
+
+// A trained embedding reused on new tasks (the transfer protocol): the
+// network with its preprocessing and the settings that turn a support set
+// of a new task into a Dr.k-NN classifier. Fit embeds the support set,
+// solves the least-favourable distributions on it and returns a Model.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/model"
+	"github.com/drknn/drknn/optlayer"
+)
+
+// EmbeddingSettings say how a support set becomes a classifier: Dr.k-NN's
+// k (capped at the smallest class of the support set), τ and bandwidth,
+// the LFD's radius, cost scale, metric, regularisation and certified gap,
+// and the data set whose reader conventions apply to new images.
+type EmbeddingSettings struct {
+	K             int       `json:"k"`
+	Tau           float64   `json:"tau"`
+	Bandwidth     float64   `json:"bandwidth"`
+	Theta         []float64 `json:"theta"`          // one radius, or one per class of the support set
+	ThetaRelative bool      `json:"theta_relative"` // radius in units of the support set's mean cost
+	Metric        string    `json:"metric"`         // euclidean or sqeuclidean
+	Epsilon       float64   `json:"epsilon"`
+	Tol           float64   `json:"tol"`
+	Dataset       string    `json:"dataset"`
+	// Input describes the raw inputs (the data set's reader and sample
+	// shape); support and query images are prepared as that reader
+	// prepared the training images.
+	Input *Input `json:"input,omitempty"`
+}
+
+func (s EmbeddingSettings) check() error {
+	if s.K < 1 {
+		return fmt.Errorf("k = %d, want ≥ 1", s.K)
+	}
+	if s.Metric != "euclidean" && s.Metric != "sqeuclidean" {
+		return fmt.Errorf("metric %q, want euclidean or sqeuclidean", s.Metric)
+	}
+	if len(s.Theta) == 0 {
+		return fmt.Errorf("no LFD radius")
+	}
+	for _, v := range s.Theta {
+		if !(v >= 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("LFD radius %v, want finite and ≥ 0", v)
+		}
+	}
+	if !(s.Epsilon > 0) || !(s.Tol > 0 && s.Tol < 1) {
+		return fmt.Errorf("LFD ε = %v and tolerance %v, want ε > 0 and 0 < tol < 1", s.Epsilon, s.Tol)
+	}
+	return nil
+}
+
+func (s EmbeddingSettings) metric() optlayer.Metric {
+	if s.Metric == "sqeuclidean" {
+		return optlayer.SqEuclidean
+	}
+	return optlayer.Euclidean
+}
+
+// Embedding is a trained embedding network with the settings of the
+// classifiers it builds from support sets.
+type Embedding struct {
+	net      *model.Net
+	Settings EmbeddingSettings
+	Manifest EmbeddingManifest // as read by LoadEmbedding (zero when built in memory)
+}
+
+// NewEmbedding checks and assembles an embedding in memory.
+func NewEmbedding(net *model.Net, s EmbeddingSettings) (*Embedding, error) {
+	if net == nil {
+		return nil, fmt.Errorf("embedding: no network")
+	}
+	if err := s.check(); err != nil {
+		return nil, fmt.Errorf("embedding: %w", err)
+	}
+	return &Embedding{net: net, Settings: s}, nil
+}
+
+// Net returns the embedding network.
+func (e *Embedding) Net() *model.Net { return e.net }
+
+// Fit builds the classifier of a new task from its support set: the n
+// preprocessed samples x (n × the network's input size) with labels
+// 0…M−1 (every class present) and optional class names. It embeds them
+// (inference mode), solves the LFD on the support embedding with the
+// settings' radius (costs divided by their mean when ThetaRelative, as in
+// training) and returns the Model that votes with it, k capped at the
+// smallest class's size.
+func (e *Embedding) Fit(x []float32, n int, labels []int, names []string) (*Model, error) {
+	if n < 2 || len(labels) != n {
+		return nil, fmt.Errorf("%w: %d labels for %d support samples (want ≥ 2)", ErrInput, len(labels), n)
+	}
+	m := 0
+	for _, y := range labels {
+		if y < 0 {
+			return nil, fmt.Errorf("%w: negative label %d", ErrInput, y)
+		}
+		m = max(m, y+1)
+	}
+	count := make([]int, m)
+	for _, y := range labels {
+		count[y]++
+	}
+	for c, k := range count {
+		if k == 0 {
+			return nil, fmt.Errorf("%w: class %d has no support sample", ErrInput, c)
+		}
+	}
+	if m < 2 {
+		return nil, fmt.Errorf("%w: the support set has one class; a classifier needs at least 2", ErrInput)
+	}
+	if names != nil && len(names) != m {
+		return nil, fmt.Errorf("%w: %d class names for %d classes", ErrInput, len(names), m)
+	}
+	if len(e.Settings.Theta) != 1 && len(e.Settings.Theta) != m {
+		return nil, fmt.Errorf("%w: %d LFD radii for %d classes", ErrInput, len(e.Settings.Theta), m)
+	}
+	if want := e.net.Config().InSize(); len(x) != n*want {
+		return nil, fmt.Errorf("%w: %d values for %d support samples of %d", ErrInput, len(x), n, want)
+	}
+	emb, err := e.net.Embed(x, n)
+	if err != nil {
+		return nil, err
+	}
+	d := e.net.Dim()
+	c, err := optlayer.Costs(emb, n, d, e.Settings.metric())
+	if err != nil {
+		return nil, err
+	}
+	if e.Settings.ThetaRelative {
+		if _, err := optlayer.NormalizeCosts(c); err != nil {
+			return nil, fmt.Errorf("LFD on the support set: %w", err)
+		}
+	}
+	res, err := optlayer.Solve(&optlayer.Problem{N: n, Cost: c, Labels: labels, Theta: e.Settings.Theta},
+		&optlayer.Settings{Epsilon: e.Settings.Epsilon, Tol: e.Settings.Tol})
+	if err != nil {
+		return nil, fmt.Errorf("LFD on the support set: %w", err)
+	}
+	s := Settings{K: min(e.Settings.K, slices.Min(count)), Tau: e.Settings.Tau, Bandwidth: e.Settings.Bandwidth, Dataset: e.Settings.Dataset,
+		Input: e.Settings.Input}
+	return NewModel(e.net, emb, n, d, labels, res.P, names, s)
+}
+
+// FitFolder is Fit on a support folder: one sub-folder per class, named
+// by the class, holding its images (decoded by content and prepared
+// exactly as the training images were, like PredictFiles' images).
+// Classes are sorted by name; hidden entries (".x", "__MACOSX") are
+// skipped; any other file must be an image.
+func (e *Embedding) FitFolder(dir string) (*Model, error) {
+	classes, err := listEntries(dir, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(classes) < 2 {
+		return nil, fmt.Errorf("%w: support folder %s has %d class folder; a classifier needs at least 2", ErrInput, dir, len(classes))
+	}
+	var paths []string
+	var labels []int
+	for c, name := range classes {
+		files, err := listEntries(filepath.Join(dir, name), false)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			paths = append(paths, filepath.Join(dir, name, f))
+			labels = append(labels, c)
+		}
+	}
+	// A model shell with the embedding's preprocessing reads the images.
+	shell := &Model{net: e.net, Settings: Settings{Dataset: e.Settings.Dataset, Input: e.Settings.Input}}
+	samples, err := shell.imageSamples(paths, nil)
+	if err != nil {
+		return nil, err
+	}
+	var x []float32
+	for _, sm := range samples {
+		if sm.err != nil {
+			return nil, fmt.Errorf("%w: support image %w", ErrInput, sm.err)
+		}
+		x = append(x, sm.x...)
+	}
+	return e.Fit(x, len(labels), labels, classes)
+}
+
+// listEntries lists the folders (dirs) or the files of dir, sorted,
+// skipping hidden entries; an entry of the other kind, or none at all, is
+// an error.
+func listEntries(dir string, dirs bool) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: support set: %w", ErrInput, err)
+	}
+	var out []string
+	for _, en := range ents {
+		name := en.Name()
+		if strings.HasPrefix(name, ".") || name == "__MACOSX" {
+			continue
+		}
+		if en.IsDir() != dirs {
+			what := "a file"
+			if en.IsDir() {
+				what = "a folder"
+			}
+			return nil, fmt.Errorf("%w: support set: %s is %s; want DIR/<class>/<image files>", ErrInput, filepath.Join(dir, name), what)
+		}
+		out = append(out, name)
+	}
+	if len(out) == 0 {
+		what := "no images"
+		if dirs {
+			what = "no class folders"
+		}
+		return nil, fmt.Errorf("%w: support set: %s holds %s", ErrInput, dir, what)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// ClassSplit records the classes an embedding was trained on (base),
+// selected on (validation) and evaluated on (novel), by name.
+type ClassSplit struct {
+	Base    []string `json:"base"`
+	Val     []string `json:"val"`
+	Novel   []string `json:"novel"`
+	HeldOut string   `json:"held_out"` // classes, samples or split
+}
+
+// EmbeddingManifest is an embedding export's embedding.json.
+type EmbeddingManifest struct {
+	Format   int               `json:"format"`
+	Kind     string            `json:"kind"` // "embedding"
+	Config   RecordedConfig    `json:"config"`
+	Model    model.Config      `json:"model"`
+	Settings EmbeddingSettings `json:"settings"`
+	Split    ClassSplit        `json:"split"`
+	Files    map[string]string `json:"files"`
+	Versions map[string]string `json:"versions"`
+}
+
+// EmbeddingFile is the manifest of an embedding export.
+const EmbeddingFile = "embedding.json"
+
+// WriteEmbedding writes e to the folder dir (which must exist): the
+// network's weights (model.bin) and embedding.json (man with the format,
+// model, settings, files and versions filled in).
+func WriteEmbedding(dir string, e *Embedding, man EmbeddingManifest) error {
+	if err := e.net.Save(filepath.Join(dir, files["model"])); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	man.Format, man.Kind, man.Model, man.Settings = ExportFormat, "embedding", e.net.Config(), e.Settings
+	man.Files, man.Versions = map[string]string{"model": files["model"]}, versions()
+	b, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return atomicfile.WriteBytes(filepath.Join(dir, EmbeddingFile), append(b, '\n'))
+}
+
+// LoadEmbedding reads an embedding export written by WriteEmbedding and
+// checks the network against the manifest.
+func LoadEmbedding(dir string) (*Embedding, error) {
+	mpath := filepath.Join(dir, EmbeddingFile)
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		return nil, fmt.Errorf("embedding export %s: %w", dir, err)
+	}
+	var man EmbeddingManifest
+	if err := json.Unmarshal(b, &man); err != nil {
+		return nil, fmt.Errorf("embedding export %s: %w", mpath, err)
+	}
+	if man.Format != ExportFormat || man.Kind != "embedding" {
+		return nil, fmt.Errorf("embedding export %s: format %d kind %q, this build reads format %d kind \"embedding\"", mpath, man.Format, man.Kind, ExportFormat)
+	}
+	name := man.Files["model"]
+	if name == "" || filepath.Base(name) != name {
+		name = files["model"]
+	}
+	net, err := model.Load(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("embedding export: %w", err)
+	}
+	if net.Config().String() != man.Model.WithDefaults().String() {
+		return nil, fmt.Errorf("embedding export %s: the weights are of network %s, the manifest says %s", dir, net.Config(), man.Model)
+	}
+	e, err := NewEmbedding(net, man.Settings)
+	if err != nil {
+		return nil, fmt.Errorf("embedding export %s: %w", mpath, err)
+	}
+	e.Manifest = man
+	return e, nil
+}
