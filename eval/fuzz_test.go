@@ -109,7 +109,7 @@ func FuzzClassifiers(f *testing.F) {
 		case 5:
 			p[0] += 0.5
 		}
-		c, err := New(method, Settings{K: k, Tau: tau, Norm: EntropyNorm(pMode % 3), OutDim: int(pMode % 3), NCA: NCASettings{MaxIter: 5}}, p)
+		c, err := New(method, Settings{K: k, Tau: tau, Norm: EntropyNorm(pMode % 3), Guard: TruncGuard(pMode % 4), OutDim: int(pMode % 3), NCA: NCASettings{MaxIter: 5}}, p)
 		if err != nil {
 			return
 		}
