@@ -481,6 +481,23 @@ func (f *FewShot) Predict(q []float32, nq int) ([]int, error) {
 	return argmaxOf(f.m)(f.Votes(q, nq))
 }
 
+// Score classifies the nq queries q with one pass of the head (Votes) and
+// scores them against yq: the accuracy of Predict's labels, the log-loss
+// and ECE of Proba's probabilities (the same values as Votes). It returns
+// the predictions and probabilities too.
+func (f *FewShot) Score(q []float32, nq int, yq []int) (Scores, []int, []float64, error) {
+	if f.net == nil {
+		return Scores{}, nil, nil, ErrNotFitted
+	}
+	proba, err := f.Votes(q, nq)
+	if err != nil {
+		return Scores{}, nil, nil, err
+	}
+	pred := predictFromVotes(proba, nq, f.m, nil)
+	s, err := Score(pred, proba, f.m, yq)
+	return s, pred, proba, err
+}
+
 // EvaluateFewShot fits f on the training samples and returns its accuracy
 // on the nq queries q with labels yq, with the predictions.
 func EvaluateFewShot(f *FewShot, x []float32, shape []int, y []int, m int, q []float32, nq int, yq []int) (float64, []int, error) {

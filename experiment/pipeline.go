@@ -284,6 +284,7 @@ type Repeat struct {
 	ThetaLOO *ThetaChoice     // eval.theta_loo's choice (nil when off)
 	LFDLOO   *optlayer.Result // the LFD at ThetaLOO.Theta, what drknn_loo votes with
 	Accuracy map[string]float64
+	Scores   map[string]eval.Scores // accuracy (= Accuracy), log-loss and ECE of each method
 	Record   EpisodeRecord
 }
 
@@ -308,7 +309,7 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	if err != nil {
 		return nil, err
 	}
-	rep := &Repeat{Episode: ep, Accuracy: map[string]float64{}}
+	rep := &Repeat{Episode: ep, Accuracy: map[string]float64{}, Scores: map[string]eval.Scores{}}
 	rep.Record = EpisodeRecord{Seed: ep.Seed, Classes: ep.Classes, ClassNames: ep.ClassNames, TrainIndex: ep.TrainIndex,
 		QueryIndex: ep.QueryIndex, Short: ep.Short, Impute: ep.Impute, Standardize: ep.Standardize, LabelNoise: ep.LabelNoise}
 	if rep.Theta, err = ChooseTheta(ctx, cfg, ep, notify); err != nil {
@@ -364,12 +365,12 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 			return nil, fmt.Errorf("stopped before evaluating %s: %w", m, context.Cause(ctx))
 		}
 		t0 := time.Now()
-		acc, err := rep.EvaluateMethod(cfg, m)
+		sc, err := rep.EvaluateScores(cfg, m)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m, err)
 		}
-		rep.Accuracy[m] = acc
-		notify(UnitDone{Repeat: r, Method: m, Accuracy: acc, Seconds: time.Since(t0).Seconds()})
+		rep.Accuracy[m], rep.Scores[m] = sc.Accuracy, sc
+		notify(UnitDone{Repeat: r, Method: m, Accuracy: sc.Accuracy, Seconds: time.Since(t0).Seconds()})
 	}
 	notify(Message{fmt.Sprintf("repeat %d: drknn %.4f, embedding_knn %.4f (%d queries%s)", r+1, rep.Accuracy["drknn"], rep.Accuracy["embedding_knn"],
 		ep.Query.Len(), map[bool]string{true: ", all that remained", false: ""}[ep.Short])})
@@ -407,39 +408,49 @@ func (c *Config) EvalSettings() eval.Settings {
 	return eval.Settings{K: c.Eval.K, Tau: c.Eval.Tau, Bandwidth: c.Eval.Bandwidth, Workers: 1}
 }
 
-// EvaluateMethod returns the query accuracy of one method on the repeat:
-// the classifiers that vote on the learned embedding (with P* for Dr.k-NN
-// and its variants), the baselines on the raw samples, and the few-shot
-// network baselines, trained here with the same body, samples and seed.
+// EvaluateMethod returns the query accuracy of one method on the repeat
+// (EvaluateScores' Accuracy).
 func (rep *Repeat) EvaluateMethod(cfg Config, method string) (float64, error) {
+	s, err := rep.EvaluateScores(cfg, method)
+	return s.Accuracy, err
+}
+
+// EvaluateScores scores one method on the repeat's queries: the accuracy
+// of its predictions and the log-loss and ECE of its class probabilities
+// (eval.Score). The methods are the classifiers that vote on the learned
+// embedding (with P* for Dr.k-NN and its variants), the baselines on the
+// raw samples, and the few-shot network baselines, trained here with the
+// same body, samples and seed.
+func (rep *Repeat) EvaluateScores(cfg Config, method string) (eval.Scores, error) {
 	ep := rep.Episode
 	n, nq := ep.Train.Len(), ep.Query.Len()
 	if eval.IsFewShot(method) {
-		return fewShotAccuracy(cfg, method, ep)
+		return fewShotScores(cfg, method, ep)
 	}
 	p := rep.LFD.P
 	if method == MethodDrKNNLOO {
 		if rep.LFDLOO == nil {
-			return 0, fmt.Errorf("%s: no leave-one-out radius (eval.theta_loo is empty)", method)
+			return eval.Scores{}, fmt.Errorf("%s: no leave-one-out radius (eval.theta_loo is empty)", method)
 		}
 		method, p = eval.MethodDrKNN, rep.LFDLOO.P
 	}
 	c, err := eval.New(method, cfg.EvalSettings(), p)
 	if err != nil {
-		return 0, err
+		return eval.Scores{}, err
 	}
 	if eval.OnRawPixels(method) {
 		size := ep.Train.SampleSize()
-		acc, _, err := eval.Evaluate(c, ep.Train.Float64(), n, size, ep.TrainLabels, cfg.Ways, ep.Query.Float64(), nq, ep.QueryLabels)
-		return acc, err
+		s, _, _, err := eval.EvaluateScores(c, ep.Train.Float64(), n, size, ep.TrainLabels, cfg.Ways, ep.Query.Float64(), nq, ep.QueryLabels)
+		return s, err
 	}
-	acc, _, err := eval.Evaluate(c, rep.TrainEmb, n, rep.Dim, ep.TrainLabels, cfg.Ways, rep.QueryEmb, nq, ep.QueryLabels)
-	return acc, err
+	s, _, _, err := eval.EvaluateScores(c, rep.TrainEmb, n, rep.Dim, ep.TrainLabels, cfg.Ways, rep.QueryEmb, nq, ep.QueryLabels)
+	return s, err
 }
 
-// fewShotAccuracy trains a network baseline with the same body, the same
-// M·K samples and the same seed as Dr.k-NN and classifies the same queries.
-func fewShotAccuracy(cfg Config, method string, ep *Episode) (float64, error) {
+// fewShotScores trains a network baseline with the same body, the same
+// M·K samples and the same seed as Dr.k-NN and scores it on the same
+// queries.
+func fewShotScores(cfg Config, method string, ep *Episode) (eval.Scores, error) {
 	steps := cfg.Eval.FewShotSteps
 	if steps == 0 {
 		steps = cfg.Train.Steps
@@ -451,13 +462,10 @@ func fewShotAccuracy(cfg Config, method string, ep *Episode) (float64, error) {
 	s.Model, s.Steps, s.LR, s.Seed, s.Workers = cfg.NetConfig(ep.Train.Shape), steps, cfg.Train.LR, ep.Seed, 1
 	f, err := eval.TrainFewShot(method, s, ep.Train.Shape, ep.Train.X, ep.TrainLabels, cfg.Ways)
 	if err != nil {
-		return 0, err
+		return eval.Scores{}, err
 	}
-	pred, err := f.Predict(ep.Query.X, ep.Query.Len())
-	if err != nil {
-		return 0, err
-	}
-	return eval.Accuracy(pred, ep.QueryLabels)
+	sc, _, _, err := f.Score(ep.Query.X, ep.Query.Len(), ep.QueryLabels)
+	return sc, err
 }
 
 // Model is the repeat's trained classifier, as drknn-predict would load it

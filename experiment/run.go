@@ -35,11 +35,70 @@ type Options struct {
 	Observer Observer // progress and log events (nil: none); see Started
 }
 
-// MethodResult is one method's accuracy over the repeats.
+// MethodResult is one method's accuracy over the repeats, and (protocol
+// episodes) its log-loss and expected calibration error on each repeat's
+// queries (eval.Score: log-loss clipped at 1e-15, ECE over 15 bins).
 type MethodResult struct {
 	Mean      float64   `json:"mean"`
 	CI95      float64   `json:"ci95"` // half-width of the 95% t-interval; null with one repeat
 	PerRepeat []float64 `json:"per_repeat"`
+	LogLoss   *Metric   `json:"log_loss,omitempty"`
+	ECE       *Metric   `json:"ece,omitempty"`
+}
+
+// Metric is a score's mean over the repeats with its 95% t-interval
+// half-width (NaN, written null, with one repeat) and its value on each
+// repeat.
+type Metric struct {
+	Mean      float64
+	CI95      float64
+	PerRepeat []float64
+}
+
+// newMetric summarises per-repeat values.
+func newMetric(xs []float64) (*Metric, error) {
+	s, err := eval.Summarize(xs)
+	if err != nil {
+		return nil, err
+	}
+	return &Metric{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: xs}, nil
+}
+
+// MarshalJSON writes a NaN half-width (one repeat) as null.
+func (m Metric) MarshalJSON() ([]byte, error) {
+	return json.Marshal(ciJSON(m.Mean, m.CI95, m.PerRepeat))
+}
+
+// ciJSON is the JSON form of a mean, a half-width (null when NaN) and the
+// per-repeat values.
+func ciJSON(mean, ci float64, per []float64) any {
+	type plain struct {
+		Mean      float64   `json:"mean"`
+		CI95      *float64  `json:"ci95"`
+		PerRepeat []float64 `json:"per_repeat"`
+	}
+	p := plain{Mean: mean, PerRepeat: per}
+	if !math.IsNaN(ci) {
+		p.CI95 = &ci
+	}
+	return p
+}
+
+// UnmarshalJSON reads a null half-width as NaN.
+func (m *Metric) UnmarshalJSON(b []byte) error {
+	var p struct {
+		Mean      float64   `json:"mean"`
+		CI95      *float64  `json:"ci95"`
+		PerRepeat []float64 `json:"per_repeat"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	m.Mean, m.CI95, m.PerRepeat = p.Mean, math.NaN(), p.PerRepeat
+	if p.CI95 != nil {
+		m.CI95 = *p.CI95
+	}
+	return nil
 }
 
 // EpisodeRecord says exactly which samples a repeat used, as indices into
@@ -202,15 +261,24 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 		res.Episodes = append(res.Episodes, rep.Record)
 	}
 	for _, m := range cfg.methods() {
-		var accs []float64
+		var accs, ll, ece []float64
 		for _, rep := range reps {
 			accs = append(accs, rep.Accuracy[m])
+			ll = append(ll, rep.Scores[m].LogLoss)
+			ece = append(ece, rep.Scores[m].ECE)
 		}
 		s, err := eval.Summarize(accs)
 		if err != nil {
 			return nil, err
 		}
-		res.Methods[m] = MethodResult{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: accs}
+		mr := MethodResult{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: accs}
+		if mr.LogLoss, err = newMetric(ll); err != nil {
+			return nil, fmt.Errorf("%s log-loss: %w", m, err)
+		}
+		if mr.ECE, err = newMetric(ece); err != nil {
+			return nil, fmt.Errorf("%s ECE: %w", m, err)
+		}
+		res.Methods[m] = mr
 	}
 	res.Seconds = time.Since(start).Seconds()
 	keys := make([]string, 0, len(res.Methods))
@@ -286,8 +354,10 @@ func (m MethodResult) MarshalJSON() ([]byte, error) {
 		Mean      float64   `json:"mean"`
 		CI95      *float64  `json:"ci95"`
 		PerRepeat []float64 `json:"per_repeat"`
+		LogLoss   *Metric   `json:"log_loss,omitempty"`
+		ECE       *Metric   `json:"ece,omitempty"`
 	}
-	p := plain{Mean: m.Mean, PerRepeat: m.PerRepeat}
+	p := plain{Mean: m.Mean, PerRepeat: m.PerRepeat, LogLoss: m.LogLoss, ECE: m.ECE}
 	if !math.IsNaN(m.CI95) {
 		p.CI95 = &m.CI95
 	}

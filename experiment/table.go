@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -205,6 +206,8 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 		q := queriesNote(o.Results)
 		fmt.Fprintf(&md, "| %s | %.3f | %s | %s | %d | %s |\n", o.Name, r.Mean, ps, diff, o.Results.Repeats, q)
 	}
+	md.WriteString(pairedMarkdown(outs))
+	md.WriteString(scoresMarkdown(outs))
 	var skipped []CellOutcome
 	for _, o := range outs {
 		if o.Skipped != "" {
@@ -222,10 +225,12 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 	}
 	var cb bytes.Buffer
 	w := csv.NewWriter(&cb)
-	w.Write([]string{"dataset", "ways", "shots", "method", "mean", "ci95", "paper", "repeats", "status"})
+	w.Write([]string{"dataset", "ways", "shots", "method", "mean", "ci95", "paper", "repeats", "status",
+		"log_loss", "log_loss_ci95", "ece", "ece_ci95"})
 	for _, o := range outs {
 		if o.Results == nil {
-			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), "", "", "", "", "", "skipped: " + o.Skipped})
+			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), "", "", "", "", "", "skipped: " + o.Skipped,
+				"", "", "", ""})
 			continue
 		}
 		for _, m := range o.Results.MethodOrder() {
@@ -234,19 +239,195 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			if p, ok := eval.PaperAccuracy(m, o.Column); ok {
 				paper = strconv.FormatFloat(p, 'f', 3, 64)
 			}
-			ci := ""
-			if !math.IsNaN(r.CI95) {
-				ci = strconv.FormatFloat(r.CI95, 'f', 4, 64)
-			}
 			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), m,
-				strconv.FormatFloat(r.Mean, 'f', 4, 64), ci, paper, strconv.Itoa(o.Results.Repeats), "ok"})
+				strconv.FormatFloat(r.Mean, 'f', 4, 64), csvNum(r.CI95), paper, strconv.Itoa(o.Results.Repeats), "ok",
+				metricMean(r.LogLoss), metricCI(r.LogLoss), metricMean(r.ECE), metricCI(r.ECE)})
 		}
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(opts.OutDir, "table.csv"), cb.Bytes())
+	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "table.csv"), cb.Bytes()); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(opts.OutDir, "table-paired.csv"), pairedCSV(outs))
+}
+
+// csvNum formats a table value with 4 decimals ("" for NaN: one repeat).
+func csvNum(v float64) string {
+	if math.IsNaN(v) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 4, 64)
+}
+
+func metricMean(m *Metric) string {
+	if m == nil {
+		return ""
+	}
+	return csvNum(m.Mean)
+}
+
+func metricCI(m *Metric) string {
+	if m == nil {
+		return ""
+	}
+	return csvNum(m.CI95)
+}
+
+// TablePairs are the paired comparisons drknn-table reports per cell, as
+// (method, reference): method − reference on the same repeats.
+var TablePairs = [][2]string{
+	{eval.MethodDrKNN, eval.MethodEmbeddingKNN},
+	{eval.MethodDrKNNTruncated, eval.MethodDrKNN},
+}
+
+// Paired is the difference of two methods' accuracies on the same repeats
+// of a run: the mean of the per-repeat differences with its 95% t-interval
+// (eval.Summarize, N − 1 degrees of freedom), and on how many repeats the
+// method was above, level with, or below the reference.
+type Paired struct {
+	Method, Reference  string
+	Diff               eval.Summary
+	Wins, Ties, Losses int
+}
+
+// PairedDiff compares method with reference on r's repeats; false when
+// either is missing.
+func PairedDiff(r *Results, method, reference string) (Paired, bool, error) {
+	a, okA := r.Methods[method]
+	b, okB := r.Methods[reference]
+	if !okA || !okB || len(a.PerRepeat) != len(b.PerRepeat) || len(a.PerRepeat) == 0 {
+		return Paired{}, false, nil
+	}
+	p := Paired{Method: method, Reference: reference}
+	d := make([]float64, len(a.PerRepeat))
+	for i, x := range a.PerRepeat {
+		d[i] = x - b.PerRepeat[i]
+		switch {
+		case d[i] > 0:
+			p.Wins++
+		case d[i] < 0:
+			p.Losses++
+		default:
+			p.Ties++
+		}
+	}
+	var err error
+	p.Diff, err = eval.Summarize(d)
+	return p, err == nil, err
+}
+
+// TruncationTolerance is issue 13.1's bar: drknn_truncated's mean accuracy
+// within this of drknn's, or above it, in every cell.
+const TruncationTolerance = 0.01
+
+// signed formats a difference "+0.012 ± 0.008" ("± n/a" with one repeat).
+func signed(s eval.Summary) string {
+	if math.IsNaN(s.HalfWidth) {
+		return fmt.Sprintf("%+.3f ± n/a", s.Mean)
+	}
+	return fmt.Sprintf("%+.3f ± %.3f", s.Mean, s.HalfWidth)
+}
+
+// pairedMarkdown is table.md's section of paired differences per cell.
+func pairedMarkdown(outs []CellOutcome) string {
+	var b strings.Builder
+	b.WriteString("\n## Paired differences\n\nPer cell, the mean over the repeats of one method's accuracy minus another's on the same episode, ± the 95% t-interval half-width of that mean; W/T/L counts the repeats where it was above / level / below. ")
+	fmt.Fprintf(&b, "The last column checks issue 13.1's bar: drknn_truncated at least drknn − %.2f.\n\n", TruncationTolerance)
+	b.WriteString("| cell | drknn − embedding_knn | W/T/L | drknn_truncated − drknn | W/T/L | truncated ≥ drknn − 0.01 |\n|---|---|---|---|---|---|\n")
+	for _, o := range outs {
+		if o.Results == nil {
+			continue
+		}
+		fmt.Fprintf(&b, "| %s |", o.Name)
+		var trunc *Paired
+		for _, pr := range TablePairs {
+			p, ok, _ := PairedDiff(o.Results, pr[0], pr[1])
+			if !ok {
+				b.WriteString(" – | – |")
+				continue
+			}
+			fmt.Fprintf(&b, " %s | %d/%d/%d |", signed(p.Diff), p.Wins, p.Ties, p.Losses)
+			if pr[0] == eval.MethodDrKNNTruncated {
+				trunc = &p
+			}
+		}
+		switch {
+		case trunc == nil:
+			b.WriteString(" – |\n")
+		case trunc.Diff.Mean >= -TruncationTolerance:
+			b.WriteString(" yes |\n")
+		default:
+			b.WriteString(" **no** |\n")
+		}
+	}
+	return b.String()
+}
+
+// pairedCSV is table-paired.csv: one row per cell and comparison.
+func pairedCSV(outs []CellOutcome) []byte {
+	var cb bytes.Buffer
+	w := csv.NewWriter(&cb)
+	w.Write([]string{"dataset", "ways", "shots", "method", "reference", "mean_diff", "ci95", "wins", "ties", "losses", "repeats"})
+	for _, o := range outs {
+		if o.Results == nil {
+			continue
+		}
+		for _, pr := range TablePairs {
+			p, ok, _ := PairedDiff(o.Results, pr[0], pr[1])
+			if !ok {
+				continue
+			}
+			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), p.Method, p.Reference,
+				strconv.FormatFloat(p.Diff.Mean, 'f', 4, 64), csvNum(p.Diff.HalfWidth),
+				strconv.Itoa(p.Wins), strconv.Itoa(p.Ties), strconv.Itoa(p.Losses), strconv.Itoa(p.Diff.N)})
+		}
+	}
+	w.Flush()
+	return cb.Bytes()
+}
+
+// scoresMarkdown is table.md's section of log-loss and ECE: one row per
+// method, one column per cell run, "log-loss / ECE" means over the repeats.
+func scoresMarkdown(outs []CellOutcome) string {
+	var run []CellOutcome
+	for _, o := range outs {
+		if o.Results != nil {
+			run = append(run, o)
+		}
+	}
+	if len(run) == 0 {
+		return ""
+	}
+	var methods []string
+	for _, o := range run {
+		for _, m := range o.Results.MethodOrder() {
+			if !slices.Contains(methods, m) {
+				methods = append(methods, m)
+			}
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\n## Log-loss and calibration\n\nLog-loss / expected calibration error (15 bins) of each method's class probabilities on the queries, means over the repeats (lower is better; always answering 1/M scores log M: 0.693 for 2-way, 1.609 for 5-way). table.csv has their 95% intervals.\n\n| method |")
+	for _, o := range run {
+		b.WriteString(" " + o.Name + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(run)) + "\n")
+	for _, m := range methods {
+		b.WriteString("| " + m + " |")
+		for _, o := range run {
+			r, ok := o.Results.Methods[m]
+			if !ok || r.LogLoss == nil || r.ECE == nil {
+				b.WriteString(" – |")
+				continue
+			}
+			fmt.Fprintf(&b, " %.3f / %.3f |", r.LogLoss.Mean, r.ECE.Mean)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 func queriesNote(r *Results) string {
