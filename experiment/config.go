@@ -238,14 +238,16 @@ func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	if root.Kind == 0 { // empty file
-		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	if root.Kind == 0 {
+		// An empty file (or only comments) is refused: it is almost always
+		// a mistake (wrong file, truncated copy). "{}" asks for all defaults.
+		return cfg, fmt.Errorf("%s: the file is empty (no keys); write {} for all defaults, or start from a shipped config: drknn-train -print-config synthetic", name)
 	}
 	if root.Kind != yaml.MappingNode {
 		return cfg, fmt.Errorf("%s: the top level must be a mapping of keys to values", name)
 	}
 	for _, o := range overrides {
-		if err := applyOverride(root, o); err != nil {
+		if err := applyOverride(root, o, reflect.TypeOf(cfg)); err != nil {
 			return cfg, fmt.Errorf("%s: -set %q: %w", name, o, err)
 		}
 	}
@@ -325,6 +327,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string, lines map[int]string
 			return fmt.Errorf("key %q given twice (line %d)", key, k.Line)
 		}
 		seen[k.Value] = true
+		if v = seqForScalar(v, ft); v != n.Content[i+1] {
+			n.Content[i+1] = v
+		}
 		lines[v.Line] = key // deeper keys, visited later, win
 		if ft.Kind() == reflect.Struct {
 			if v.Kind != yaml.MappingNode {
@@ -345,10 +350,22 @@ func atPrefix(prefix string) string {
 	return " under " + strings.TrimSuffix(prefix, ".")
 }
 
+// seqForScalar returns v as a one-element sequence when the field type ft
+// is a slice and v a non-null scalar ("theta: 0.1" reads as [0.1]), else v.
+func seqForScalar(v *yaml.Node, ft reflect.Type) *yaml.Node {
+	if ft.Kind() != reflect.Slice || v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+		return v
+	}
+	return &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: v.Line, Column: v.Column, Content: []*yaml.Node{v}}
+}
+
 // applyOverride sets key=value in the mapping tree, creating nested
 // mappings as needed. The value is parsed as YAML (a scalar or flow
-// sequence); it carries line 0 so type errors name it as an override.
-func applyOverride(root *yaml.Node, kv string) error {
+// sequence). The key is checked against the config type t and the value
+// decoded into the key's type here, so an unknown key or a value of the
+// wrong type is reported against this -set argument (it has no line in
+// the file).
+func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 	eq := strings.IndexByte(kv, '=')
 	if eq <= 0 {
 		return errors.New("want key=value")
@@ -356,7 +373,7 @@ func applyOverride(root *yaml.Node, kv string) error {
 	path := strings.Split(strings.TrimSpace(kv[:eq]), ".")
 	var val yaml.Node
 	if err := yaml.Unmarshal([]byte(kv[eq+1:]), &val); err != nil {
-		return fmt.Errorf("value: %s", cleanYAMLErr(err))
+		return fmt.Errorf("value %q: %s", kv[eq+1:], stripLine(cleanYAMLErr(err)))
 	}
 	var v *yaml.Node
 	if val.Kind == yaml.DocumentNode && len(val.Content) == 1 {
@@ -365,11 +382,33 @@ func applyOverride(root *yaml.Node, kv string) error {
 		v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
 	}
 	zeroLines(v)
-	n := root
+	ft := t
 	for i, key := range path {
 		if key == "" {
 			return fmt.Errorf("empty key segment in %q", kv[:eq])
 		}
+		if ft.Kind() != reflect.Struct {
+			return fmt.Errorf("%q is not a mapping", strings.Join(path[:i], "."))
+		}
+		f, known := fieldByTag(ft, key)
+		if f == nil {
+			prefix := strings.Join(path[:i], ".")
+			if prefix != "" {
+				prefix += "."
+			}
+			return fmt.Errorf("unknown key %q; known keys%s: %s", prefix+key, atPrefix(prefix), strings.Join(known, ", "))
+		}
+		ft = f.Type
+	}
+	if ft.Kind() == reflect.Struct && v.Kind != yaml.MappingNode {
+		return fmt.Errorf("key %s must be a mapping of keys to values", kv[:eq])
+	}
+	v = seqForScalar(v, ft)
+	if err := v.Decode(reflect.New(ft).Interface()); err != nil {
+		return fmt.Errorf("key %s: %s", strings.TrimSpace(kv[:eq]), stripLine(cleanYAMLErr(err)))
+	}
+	n := root
+	for i, key := range path {
 		var child *yaml.Node
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			if n.Content[j].Value == key {
@@ -396,6 +435,39 @@ func applyOverride(root *yaml.Node, kv string) error {
 		n = child
 	}
 	return nil
+}
+
+// fieldByTag finds the field of struct type t whose yaml tag is key; it
+// also returns the sorted list of known keys.
+func fieldByTag(t reflect.Type, key string) (*reflect.StructField, []string) {
+	var found *reflect.StructField
+	var known []string
+	for i := 0; i < t.NumField(); i++ {
+		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		known = append(known, tag)
+		if tag == key {
+			f := t.Field(i)
+			found = &f
+		}
+	}
+	sort.Strings(known)
+	return found, known
+}
+
+// stripLine drops yaml.v3's "line N: " from a message about a -set value,
+// which has no line in any file.
+func stripLine(msg string) string {
+	for _, part := range []string{"unmarshal errors:\n  ", ""} {
+		m := strings.TrimPrefix(msg, part)
+		var line int
+		if _, err := fmt.Sscanf(m, "line %d:", &line); err == nil {
+			return strings.TrimSpace(m[strings.Index(m, ":")+1:])
+		}
+	}
+	return msg
 }
 
 func zeroLines(n *yaml.Node) {
@@ -514,8 +586,8 @@ func (c *Config) validate() error {
 		}
 	}
 	t := &c.Train
-	if t.Steps < 0 {
-		return bad("train.steps", t.Steps, "must be ≥ 0")
+	if t.Steps < 1 && !(t.Steps == 0 && c.Model.Kind == "identity") {
+		return bad("train.steps", t.Steps, "must be ≥ 1 (0 only with model.kind identity, which has nothing to train)")
 	}
 	if !(t.LR > 0) || math.IsInf(t.LR, 0) {
 		return bad("train.lr", t.LR, "must be a positive finite number")

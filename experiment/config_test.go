@@ -58,6 +58,20 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		{"dataset: [unclosed\n", "", "x.yaml"},
 		{"dataset: mnist\neval:\n  methods: [drknn, magic]\n", "", "key eval.methods = magic"},
 		{"dataset: mnist\nprotocol: fitt\n", "", `key protocol = "fitt"`},
+		{"", "", "the file is empty"},
+		{"# only a comment\n", "", "the file is empty"},
+		{"dataset: mnist\ntrain:\n  steps: 0\n", "", "key train.steps = 0"},
+		{"dataset: mnist\n", "train.steps=0", "key train.steps = 0"},
+		{"dataset: mnist\nmodel: {kind: cnn}\ntrain: {steps: -1}\n", "", "key train.steps = -1"},
+		{"dataset: mnist\n", "train.lr=abc", `-set "train.lr=abc": key train.lr: cannot unmarshal`},
+		{"dataset: mnist\n", "train.theta=[a]", `-set "train.theta=[a]": key train.theta`},
+		{"dataset: mnist\n", "train.nope=1", `-set "train.nope=1": unknown key "train.nope"`},
+		{"dataset: mnist\n", "nope=1", `-set "nope=1": unknown key "nope"`},
+		{"dataset: mnist\n", "train=3", `-set "train=3": key train must be a mapping`},
+		{"dataset: mnist\n", "ways.x=3", `-set "ways.x=3": "ways" is not a mapping`},
+		{"dataset: mnist\n", "ways=[", `-set "ways=["`},
+		{"dataset: mnist\ntrain:\n  theta: .nan\n", "", "key train.theta"},
+		{"dataset: mnist\ntrain:\n  theta: abc\n", "", "key train.theta (line 3)"},
 	}
 	for _, c := range cases {
 		var sets []string
@@ -70,9 +84,40 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 			continue
 		}
 		msg := err.Error()
-		if !strings.Contains(msg, c.want) || !strings.HasPrefix(msg, "x.yaml: ") || strings.Contains(msg, "\n") {
+		if !strings.Contains(msg, c.want) || !strings.HasPrefix(msg, "x.yaml: ") || strings.Contains(msg, "\n") || strings.Contains(msg, "line 0") {
 			t.Errorf("%q %q: error %q, want one line starting with the file and containing %q", c.src, c.set, msg, c.want)
 		}
+	}
+}
+
+// TestConfigAcceptsScalarRadius: a list key given one value (theta: 0.1)
+// reads as that one-element list, in the file and in -set; train.steps 0
+// is accepted with model.kind identity; {} is all defaults.
+func TestConfigAcceptsScalarRadius(t *testing.T) {
+	for _, c := range []struct{ src, set string }{
+		{"dataset: mnist\ntrain:\n  theta: 0.1\n", ""},
+		{"dataset: mnist\ntrain:\n  theta: [0.1]\n", ""},
+		{"dataset: mnist\n", "train.theta=0.1"},
+		{"dataset: mnist\n", "train.theta=[0.1]"},
+	} {
+		var sets []string
+		if c.set != "" {
+			sets = []string{c.set}
+		}
+		cfg, err := ParseConfig("x.yaml", []byte(c.src), sets)
+		if err != nil || !slices.Equal(cfg.Train.Theta, []float64{0.1}) {
+			t.Errorf("%q %q: theta %v, err %v", c.src, c.set, cfg.Train.Theta, err)
+		}
+	}
+	cfg, err := ParseConfig("x.yaml", []byte("dataset: mnist\neval:\n  methods: drknn\n  theta_loo: 0.2\n"), []string{"train.theta_grid=0.3"})
+	if err != nil || !slices.Equal(cfg.Eval.Methods, []string{"drknn"}) || !slices.Equal(cfg.Eval.ThetaLOO, []float64{0.2}) || !slices.Equal(cfg.Train.ThetaGrid, []float64{0.3}) {
+		t.Errorf("scalar lists: %+v %+v, err %v", cfg.Eval, cfg.Train.ThetaGrid, err)
+	}
+	if _, err := ParseConfig("x.yaml", []byte("dataset: mnist\nmodel: {kind: identity}\ntrain: {steps: 0}\n"), nil); err != nil {
+		t.Errorf("identity with 0 steps: %v", err)
+	}
+	if cfg, err := ParseConfig("x.yaml", []byte("{}\n"), nil); err != nil || cfg.Dataset != Default().Dataset {
+		t.Errorf("{}: %v", err)
 	}
 }
 
@@ -115,6 +160,14 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("protocol: episodes\n"), "protocol=fit")
 	f.Add([]byte("dataset: lung-cancer\nways: 3\nprotocol: paper-lung\nmodel: {kind: identity}\ntrain: {steps: 0}\n"), "eval.theta_loo=[0,0.1]")
 	f.Add([]byte("dataset: covid-ct\ndata: {features: histogram, label_noise: 0.3}\n"), "eval.methods=[drknn_loo]")
+	f.Add([]byte(""), "train.steps=3")
+	f.Add([]byte("# nothing\n"), "")
+	f.Add([]byte("{}"), "train.steps=0")
+	f.Add([]byte("train:\n  theta: 0.1\n"), "train.theta=0.2")
+	f.Add([]byte("model: {kind: identity}\ntrain: {steps: 0}\n"), "train.theta_grid=0.1")
+	f.Add([]byte("dataset: mnist\n"), "train.lr=abc")
+	f.Add([]byte("dataset: mnist\n"), "train.nope.x=1")
+	f.Add([]byte("dataset: mnist\n"), "eval=1")
 	f.Fuzz(func(t *testing.T, data []byte, set string) {
 		cfg, err := ParseConfig("f.yaml", data, []string{set})
 		if err == nil {
