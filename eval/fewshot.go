@@ -8,7 +8,6 @@ import (
 
 	"github.com/drknn/drknn/model"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Few-shot network baselines of the paper's Table 1. Each trains the same
@@ -321,19 +320,11 @@ func stepRand(seed int64, step int) *rand.Rand {
 func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int, byClass [][]int) ([]float64, float64, error) {
 	n := len(y)
 	g := G.NewGraph()
-	full := append([]int{n}, shape...)
-	var xv *tensor.Dense
-	if net.Dtype() == tensor.Float32 {
-		xv = tensor.New(tensor.WithShape(full...), tensor.WithBacking(append([]float32(nil), x...)))
-	} else {
-		d := make([]float64, len(x))
-		for i, v := range x {
-			d[i] = float64(v)
-		}
-		xv = tensor.New(tensor.WithShape(full...), tensor.WithBacking(d))
+	in, err := net.NewInput(g, "fewshot.x", n, x)
+	if err != nil {
+		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
 	}
-	xn := G.NewTensor(g, net.Dtype(), len(full), G.WithShape(full...), G.WithName("fewshot.x"), G.WithValue(xv))
-	emb, learn, err := net.Build(g, xn)
+	emb, learn, err := net.Build(g, in.Node)
 	if err != nil {
 		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer/gop"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Objectives of the episodic trainer.
@@ -141,8 +140,7 @@ type EpisodicTrainer struct {
 
 	perClass, batch int
 	buf, img        []float32 // a step's batch; one image's scratch
-	back32          []float32
-	back64          []float64
+	in              *model.Input
 }
 
 // NewEpisodicTrainer prepares training of net on the samples index (nil:
@@ -201,17 +199,10 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 	t.buf, t.img = make([]float32, t.batch*size), make([]float32, size)
 
 	g := G.NewGraph()
-	shape := append([]int{t.batch}, d.Shape...)
-	var xv *tensor.Dense
-	if net.Dtype() == tensor.Float32 {
-		t.back32 = make([]float32, t.batch*size)
-		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(t.back32))
-	} else {
-		t.back64 = make([]float64, t.batch*size)
-		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(t.back64))
+	if t.in, err = net.NewInput(g, "episodes.x", t.batch, nil); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
 	}
-	xn := G.NewTensor(g, net.Dtype(), len(shape), G.WithShape(shape...), G.WithName("episodes.x"), G.WithValue(xv))
-	emb, learn, err := net.Build(g, xn)
+	emb, learn, err := net.Build(g, t.in.Node)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
@@ -338,13 +329,7 @@ func (t *EpisodicTrainer) Step() (StepStats, error) {
 			}
 		}
 	}
-	if t.back32 != nil {
-		copy(t.back32, t.buf)
-	} else {
-		for i, v := range t.buf {
-			t.back64[i] = float64(v)
-		}
-	}
+	t.in.Set(t.buf)
 	if t.risk != nil {
 		t.risk.SetBatch(sets)
 		defer t.risk.SetBatch(nil)

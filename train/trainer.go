@@ -13,7 +13,6 @@ import (
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer/gop"
 	G "gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Settings control one run of Algorithm 1 on an episode's training samples.
@@ -68,15 +67,14 @@ type Trainer struct {
 
 	// Augmentation and gathering: the samples as given, the image shape,
 	// buffers for the step's gathered rows and transformed copy, and the
-	// input node's backing they are copied to.
-	x      []float32
-	shape  []int
-	rows   int // rows of the input node: n, or Minisets × n′ when gathering
-	size   int // n′
-	gath   []float32
-	aug    []float32
-	back32 []float32
-	back64 []float64
+	// input node they are copied to.
+	x     []float32
+	shape []int
+	rows  int // rows of the input node: n, or Minisets × n′ when gathering
+	size  int // n′
+	gath  []float32
+	aug   []float32
+	in    *model.Input
 }
 
 // NewTrainer prepares training of net on n samples x (n×InSize, pixels
@@ -115,31 +113,16 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	}
 
 	g := G.NewGraph()
-	shape := append([]int{t.rows}, cfg.InShape...)
-	var xv *tensor.Dense
-	if net.Dtype() == tensor.Float32 {
-		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(append([]float32(nil), in...)))
-	} else {
-		d := make([]float64, len(in))
-		for i, v := range in {
-			d[i] = float64(v)
-		}
-		xv = tensor.New(tensor.WithShape(shape...), tensor.WithBacking(d))
+	if t.in, err = net.NewInput(g, "train.x", t.rows, in); err != nil {
+		return nil, fmt.Errorf("train: %w", err)
 	}
 	if s.Augment.Enabled() || s.Gather {
 		t.x, t.shape = append([]float32(nil), x...), cfg.InShape
 		if s.Augment.Enabled() {
 			t.aug = make([]float32, len(in))
 		}
-		switch b := xv.Data().(type) {
-		case []float32:
-			t.back32 = b
-		case []float64:
-			t.back64 = b
-		}
 	}
-	xn := G.NewTensor(g, net.Dtype(), len(shape), G.WithShape(shape...), G.WithName("train.x"), G.WithValue(xv))
-	emb, learn, err := net.Build(g, xn)
+	emb, learn, err := net.Build(g, t.in.Node)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
@@ -235,13 +218,7 @@ func (t *Trainer) load(rng *rand.Rand, sets []gop.MiniSet) error {
 		}
 		src = t.aug
 	}
-	if t.back32 != nil {
-		copy(t.back32, src)
-		return nil
-	}
-	for i, v := range src {
-		t.back64[i] = float64(v)
-	}
+	t.in.Set(src)
 	return nil
 }
 

@@ -1,0 +1,52 @@
+package model
+
+import (
+	"fmt"
+
+	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Input is a batch input node of a Net's graph: rows samples of the Net's
+// InShape in its dtype, whose value the caller refills between runs with
+// Set (float32 samples, converted when the Net computes in float64).
+type Input struct {
+	Node *G.Node
+	b32  []float32
+	b64  []float64
+}
+
+// NewInput adds a rows×InShape input node named name to g, holding a copy
+// of x (rows×InSize values) or zeros when x is nil.
+func (n *Net) NewInput(g *G.ExprGraph, name string, rows int, x []float32) (*Input, error) {
+	cfg := n.Config()
+	shape := append([]int{rows}, cfg.InShape...)
+	if rows < 1 || x != nil && len(x) != rows*cfg.InSize() {
+		return nil, fmt.Errorf("model: input %q: %d values for %d samples of size %d", name, len(x), rows, cfg.InSize())
+	}
+	in := &Input{}
+	var v *tensor.Dense
+	if n.Dtype() == tensor.Float32 {
+		in.b32 = make([]float32, rows*cfg.InSize())
+		v = newDense(in.b32, shape...)
+	} else {
+		in.b64 = make([]float64, rows*cfg.InSize())
+		v = newDense(in.b64, shape...)
+	}
+	if x != nil {
+		in.Set(x)
+	}
+	in.Node = G.NewTensor(g, n.Dtype(), len(shape), G.WithShape(shape...), G.WithName(name), G.WithValue(v))
+	return in, nil
+}
+
+// Set copies x (as many values as the node holds) into the node's value.
+func (in *Input) Set(x []float32) {
+	if in.b32 != nil {
+		copy(in.b32, x)
+		return
+	}
+	for i, v := range x[:len(in.b64)] {
+		in.b64[i] = float64(v)
+	}
+}
