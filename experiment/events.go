@@ -13,7 +13,8 @@ import (
 type Observer func(Event)
 
 // Event is one of Started, StepDone, UnitDone, RepeatDone, Message,
-// Finished, CellStarted and CellDone.
+// Finished, TableStarted, CellStarted and CellDone (and the transfer
+// protocol's TransferStep, Validated and TransferCellDone).
 type Event interface{ event() }
 
 // Started opens a run. Its work is known up front: Repeats × Steps training
@@ -67,6 +68,22 @@ type Finished struct {
 	Err     error
 }
 
+// TableStarted opens a table: its cells in the order they will run, with
+// the work of each (a cell whose data set turns out absent, or that is
+// reused by -resume, is closed by its CellDone without running).
+type TableStarted struct {
+	Dir   string
+	Cells []CellPlan
+}
+
+// CellPlan is the work of one cell of a table, as Started gives it for a run.
+type CellPlan struct {
+	Name           string
+	Repeats        int
+	Steps, CVSteps int // per repeat
+	Methods        []string
+}
+
 // CellStarted opens a cell of the table (the cell's own run follows).
 type CellStarted struct {
 	Name   string // e.g. "mnist-2w5s"
@@ -79,14 +96,15 @@ type CellDone struct {
 	Cell CellOutcome
 }
 
-func (Started) event()     {}
-func (StepDone) event()    {}
-func (UnitDone) event()    {}
-func (RepeatDone) event()  {}
-func (Message) event()     {}
-func (Finished) event()    {}
-func (CellStarted) event() {}
-func (CellDone) event()    {}
+func (Started) event()      {}
+func (StepDone) event()     {}
+func (UnitDone) event()     {}
+func (RepeatDone) event()   {}
+func (Message) event()      {}
+func (Finished) event()     {}
+func (CellStarted) event()  {}
+func (TableStarted) event() {}
+func (CellDone) event()     {}
 
 // serial makes an observer safe to call from the repeats' goroutines: one
 // event at a time.

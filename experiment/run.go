@@ -24,6 +24,7 @@ import (
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/internal/datadir"
+	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/predict"
 	"golang.org/x/sync/errgroup"
 )
@@ -220,7 +221,7 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 		}
 	}
 	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: cfg.Repeats,
-		Steps: cfg.Train.Steps, CVSteps: cfg.cvSteps(), Methods: cfg.methods()})
+		Steps: cfg.fitSteps(), CVSteps: cfg.cvSteps(), Methods: cfg.methods()})
 	defer func() { notify(Finished{Results: res, Err: err}) }()
 	notify(Message{fmt.Sprintf("drknn-train: %s %d-way %d-shot, %d repeats, seed %d, %d samples of shape %v, model %s", cfg.Dataset, cfg.Ways, cfg.Shots, cfg.Repeats, cfg.Seed, d.Len(), d.Shape, cfg.Model.Kind)})
 	if s := d.Report.Summary(); s != "" {
@@ -345,7 +346,16 @@ func (c *Config) cvSteps() int {
 	if n := c.Ways * c.Shots; folds == 0 || folds > n {
 		folds = n
 	}
-	return len(c.Train.ThetaGrid) * folds * c.Train.Steps
+	return len(c.Train.ThetaGrid) * folds * c.fitSteps()
+}
+
+// fitSteps is the number of training steps of one network: none for
+// model.kind identity (nothing to train).
+func (c *Config) fitSteps() int {
+	if c.Model.Kind == string(model.Identity) {
+		return 0
+	}
+	return c.Train.Steps
 }
 
 // MarshalJSON writes NaN confidence half-widths (one repeat) as null.

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -27,8 +30,12 @@ type TableOptions struct {
 	Quick      bool     // 1 repeat, few steps, 200 queries: a smoke test of every cell
 	Sets       []string // overrides applied to every cell after the quick settings
 	Only       []string // run only these cells ("mnist-2w5s", or a data set name); empty = all
-	Observer   Observer // CellStarted/CellDone per cell, and each cell's run events (nil: none)
+	Observer   Observer // TableStarted, CellStarted/CellDone per cell, and each cell's run events (nil: none)
 	CommitInfo string   // commit and machine line for table.md
+	// Resume reuses every cell whose OutDir/cells/<cell>/results.json was
+	// made with the cell's effective config and resumes the others from
+	// their checkpoints; a finished cell with another config is an error.
+	Resume bool
 }
 
 // CellOutcome is one column of the table.
@@ -38,6 +45,7 @@ type CellOutcome struct {
 	Config  string // config file used
 	Results *Results
 	Skipped string // why the cell could not be run
+	Reused  bool   // -resume: the cell's results.json was reused, nothing ran
 }
 
 // configName maps the table's data set names to config files.
@@ -57,6 +65,36 @@ func QuickSets() []string {
 }
 
 func cellName(c eval.Column) string { return fmt.Sprintf("%s-%dw%ds", configName(c.Dataset), c.M, c.K) }
+
+// TableNames are the names -only accepts for Table 1: every data set (as
+// its config is named and as the paper's table names it) and every cell.
+func TableNames() []string {
+	var names, cells []string
+	for _, c := range eval.PaperColumns() {
+		for _, n := range []string{configName(c.Dataset), c.Dataset} {
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		cells = append(cells, cellName(c))
+	}
+	return append(names, cells...)
+}
+
+// checkOnly refuses names that are not in valid (an ErrConfig listing
+// them): a misspelt -only must not give an empty table.
+func checkOnly(only, valid []string) error {
+	var bad []string
+	for _, o := range only {
+		if !slices.Contains(valid, o) {
+			bad = append(bad, fmt.Sprintf("%q", o))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return configErr(fmt.Errorf("-only: unknown cell or data set %s; valid names: %s", strings.Join(bad, ", "), strings.Join(valid, ", ")))
+}
 
 func wanted(only []string, c eval.Column) bool {
 	if len(only) == 0 {
@@ -88,12 +126,17 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 	if opts.OutDir == "" {
 		return nil, fmt.Errorf("table: no output folder")
 	}
-	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
-		return nil, fmt.Errorf("table: %w", err)
+	if err := checkOnly(opts.Only, TableNames()); err != nil {
+		return nil, err
 	}
-	var outs []CellOutcome
-	cache := map[string]*datasets.Dataset{}
-	loadErr := map[string]error{}
+	// Every cell's config first: a bad override fails before any work,
+	// and the plan gives one progress bar over the whole table.
+	type cell struct {
+		o   CellOutcome
+		cfg Config
+	}
+	var cells []cell
+	var plan []CellPlan
 	for _, col := range eval.PaperColumns() {
 		if !wanted(opts.Only, col) {
 			continue
@@ -108,9 +151,22 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}
+		cells = append(cells, cell{o, cfg})
+		plan = append(plan, CellPlan{Name: o.Name, Repeats: cfg.Repeats, Steps: cfg.fitSteps(), CVSteps: cfg.cvSteps(), Methods: cfg.methods()})
+	}
+	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
+		return nil, fmt.Errorf("table: %w", err)
+	}
+	notify(TableStarted{Dir: opts.OutDir, Cells: plan})
+	var outs []CellOutcome
+	cache := map[string]*datasets.Dataset{}
+	loadErr := map[string]error{}
+	for _, c := range cells {
+		o, cfg := c.o, c.cfg
 		key := cfg.Dataset + "|" + cfg.DataDir + fmt.Sprintf("|%+v", cfg.Data)
 		d, ok := cache[key]
 		if !ok && loadErr[key] == nil {
+			var err error
 			d, err = LoadData(cfg)
 			if err != nil {
 				loadErr[key] = err
@@ -128,8 +184,20 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 			continue
 		}
 		dir := filepath.Join(opts.OutDir, "cells", o.Name)
+		if opts.Resume {
+			res, err := finishedCell(dir, cfg, d)
+			if err != nil {
+				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+			}
+			if res != nil {
+				o.Results, o.Reused = res, true
+				outs = append(outs, o)
+				notify(CellDone{o})
+				continue
+			}
+		}
 		notify(CellStarted{Name: o.Name, Dir: dir, Config: o.Config})
-		res, err := RunData(ctx, cfg, d, Options{OutDir: dir, Observer: notify})
+		res, err := RunData(ctx, cfg, d, Options{OutDir: dir, Resume: opts.Resume, Observer: notify})
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}
@@ -142,6 +210,88 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		return nil, err
 	}
 	return outs, nil
+}
+
+// finishedCell reads the results.json of a cell's run folder when there is
+// one: nil when the cell has not finished, an ErrConfig when it was made
+// with another config than cfg (on data d) — resuming must not mix
+// settings in one table. The worker count never changes results and is
+// not compared.
+func finishedCell(dir string, cfg Config, d *datasets.Dataset) (*Results, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var res Results
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
+	}
+	want, _, err := ForData(cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	got := res.Config
+	got.Workers, want.Workers = 0, 0
+	gb, err1 := json.Marshal(got)
+	wb, err2 := json.Marshal(want)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(gb, wb) {
+		return nil, configErr(fmt.Errorf("%s was made with another config than this table's (%s); "+
+			"use another -out, or delete that cell's folder to run it again", filepath.Join(dir, "results.json"), configDiff(got, want)))
+	}
+	for m, r := range res.Methods {
+		if r.CI95 == 0 && len(r.PerRepeat) < 2 {
+			r.CI95 = math.NaN() // written as null
+			res.Methods[m] = r
+		}
+	}
+	return &res, nil
+}
+
+// configDiff names the first keys (JSON paths) where two configs differ.
+func configDiff(a, b Config) string {
+	var ma, mb map[string]any
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	json.Unmarshal(ja, &ma)
+	json.Unmarshal(jb, &mb)
+	var diffs []string
+	var walk func(prefix string, x, y map[string]any)
+	walk = func(prefix string, x, y map[string]any) {
+		keys := map[string]bool{}
+		for k := range x {
+			keys[k] = true
+		}
+		for k := range y {
+			keys[k] = true
+		}
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			xs, xok := x[k].(map[string]any)
+			ys, yok := y[k].(map[string]any)
+			if xok && yok {
+				walk(prefix+k+".", xs, ys)
+				continue
+			}
+			if fmt.Sprint(x[k]) != fmt.Sprint(y[k]) {
+				diffs = append(diffs, fmt.Sprintf("%s%s %v there, %v now", prefix, k, x[k], y[k]))
+			}
+		}
+	}
+	walk("", ma, mb)
+	if len(diffs) > 3 {
+		diffs = append(diffs[:3], "…")
+	}
+	return strings.Join(diffs, "; ")
 }
 
 // Machine describes this machine for result files.
@@ -173,17 +323,13 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 		}
 	}
 	var md bytes.Buffer
-	mode := "full (the configs as committed)"
-	if opts.Quick {
-		mode = "quick (" + strings.Join(QuickSets(), ", ") + ") — a smoke test, not a result"
-	}
-	fmt.Fprintf(&md, "# Table 1 reproduction\n\nMode: %s. Wall time: %s.\n\n", mode, wall.Round(time.Second))
+	fmt.Fprintf(&md, "# Table 1 reproduction\n\nMode: %s. Wall time: %s.\n\n", tableMode(opts, QuickSets()), wall.Round(time.Second))
 	if opts.CommitInfo != "" {
 		fmt.Fprintf(&md, "%s\n\n", opts.CommitInfo)
 	}
 	fmt.Fprintf(&md, "Machine: %s.\n\n", Machine())
-	if len(opts.Sets) > 0 {
-		fmt.Fprintf(&md, "Overrides: `%s`.\n\n", strings.Join(opts.Sets, "`, `"))
+	if s := settingsTable(outs); s != "" {
+		md.WriteString("Settings of each cell as run (its effective config, after the overrides):\n\n" + s + "\n")
 	}
 	md.WriteString("Accuracy on the episode's queries, mean ± 95% CI half-width over the repeats; the paper's value in brackets.\n\n")
 	md.WriteString(tab.Markdown(true))
@@ -426,6 +572,54 @@ func scoresMarkdown(outs []CellOutcome) string {
 			fmt.Fprintf(&b, " %.3f / %.3f |", r.LogLoss.Mean, r.ECE.Mean)
 		}
 		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// tableMode describes how the cells' configs were set: as committed, the
+// quick smoke test, or with -set overrides (named; they apply after the
+// quick settings).
+func tableMode(opts TableOptions, quickSets []string) string {
+	var parts []string
+	if opts.Quick {
+		parts = append(parts, "quick ("+strings.Join(quickSets, ", ")+") — a smoke test, not a result")
+	}
+	if len(opts.Sets) > 0 {
+		parts = append(parts, "overrides `"+strings.Join(opts.Sets, "`, `")+"` applied to every cell")
+	}
+	if len(parts) == 0 {
+		return "full (the configs as committed)"
+	}
+	return strings.Join(parts, "; then ")
+}
+
+// settingsTable lists the settings each cell ran with, read from its
+// results (the effective config): what the header must not guess from the
+// committed files.
+func settingsTable(outs []CellOutcome) string {
+	var b strings.Builder
+	for _, o := range outs {
+		if o.Results == nil {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString("| cell | repeats | queries | model | steps | ϑ | k | methods |\n|---|---|---|---|---|---|---|---|\n")
+		}
+		c := o.Results.Config
+		theta := fmt.Sprint(c.Train.Theta)
+		if len(c.Train.ThetaGrid) > 0 {
+			theta = fmt.Sprintf("CV over %v", c.Train.ThetaGrid)
+		}
+		steps := strconv.Itoa(c.fitSteps())
+		if c.fitSteps() > 0 && (c.Train.Augment.Shift > 0 || c.Train.Augment.Flip) {
+			steps += " (augmented)"
+		}
+		reused := ""
+		if o.Reused {
+			reused = " (reused)"
+		}
+		fmt.Fprintf(&b, "| %s%s | %d | %d | %s | %s | %s | %d | %d |\n", o.Name, reused, c.Repeats, c.Queries, c.Model.Kind, steps, theta,
+			c.Eval.K, len(o.Results.Methods))
 	}
 	return b.String()
 }

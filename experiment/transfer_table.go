@@ -36,6 +36,19 @@ func TransferCells() []TransferCell {
 		{"mnist", 5, 1}, {"mnist", 5, 5}, {"cifar10", 5, 1}, {"cifar10", 5, 5}}
 }
 
+// TransferNames are the names -only accepts for the transfer table: its
+// data sets and cells.
+func TransferNames() []string {
+	var names, cells []string
+	for _, c := range TransferCells() {
+		if !containsString(names, c.Dataset) {
+			names = append(names, c.Dataset)
+		}
+		cells = append(cells, c.Name())
+	}
+	return append(names, cells...)
+}
+
 // TransferQuickSets are the overrides of the transfer table's quick mode:
 // a smoke test of every cell, not a result.
 func TransferQuickSets() []string {
@@ -73,9 +86,13 @@ func RunTransferTable(ctx context.Context, opts TableOptions, resume bool) ([]Tr
 	if opts.OutDir == "" {
 		return nil, fmt.Errorf("transfer table: no output folder")
 	}
+	if err := checkOnly(opts.Only, TransferNames()); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("transfer table: %w", err)
 	}
+	notify(TableStarted{Dir: opts.OutDir})
 	var outs []TransferOutcome
 	cache := map[string]*datasets.Dataset{}
 	loadErr := map[string]error{}
@@ -165,18 +182,11 @@ func fmtDuration(s float64) string {
 
 func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Duration) error {
 	var md bytes.Buffer
-	mode := "full (the configs as committed)"
-	if opts.Quick {
-		mode = "quick (" + strings.Join(TransferQuickSets(), ", ") + ") — a smoke test, not a result"
-	}
-	fmt.Fprintf(&md, "# Transfer table: embeddings trained on base classes, novel-class tasks\n\nMode: %s. Wall time: %s.\n\n", mode, wall.Round(time.Second))
+	fmt.Fprintf(&md, "# Transfer table: embeddings trained on base classes, novel-class tasks\n\nMode: %s. Wall time: %s.\n\n", tableMode(opts, TransferQuickSets()), wall.Round(time.Second))
 	if opts.CommitInfo != "" {
 		fmt.Fprintf(&md, "%s\n\n", opts.CommitInfo)
 	}
 	fmt.Fprintf(&md, "Machine: %s.\n\n", Machine())
-	if len(opts.Sets) > 0 {
-		fmt.Fprintf(&md, "Overrides: `%s`.\n\n", strings.Join(opts.Sets, "`, `"))
-	}
 	md.WriteString("Accuracy on the novel-class tasks' queries, mean ± 95% CI half-width over the tasks. " +
 		"drknn … nearest_centroid classify with the Dr.k-NN-trained embedding; proto_net is the same backbone trained with the " +
 		"prototypical loss on the same episodes for the same steps (nearest prototype). Training: wall time (CPU time) of each " +

@@ -3,75 +3,101 @@
 // A data set that is absent is skipped with a note; one that is present but
 // unreadable fails the run with the reader's message.
 //
-//	drknn-table [-out DIR] [-quick] [-only CELL,…] [-set key=value …]
-//	drknn-table -transfer [-out DIR] [-quick] [-only CELL,…] [-set key=value …] [-resume]
+//	drknn-table [-out DIR] [-resume | -force] [-quick] [-only CELL,…] [-set key=value …]
+//	drknn-table -transfer [-out DIR] [-resume | -force] [-quick] [-only CELL,…] [-set key=value …]
+//
+// Without -out the table goes to a new folder runs/table-YYYYMMDD-HHMMSS
+// (named on stderr); an -out that holds anything is refused unless -resume
+// (finished cells are reused, the others continue from their checkpoints)
+// or -force (every cell runs again, writing over the folder's files).
+// -only takes cell and data set names; an unknown one is an error that
+// lists them.
 //
 // -transfer runs the transfer table instead (protocol transfer,
 // configs/<data set>-transfer.yaml; experiment.RunTransferTable) and
-// writes transfer.md and transfer.csv.
+// writes transfer.md and transfer.csv; its -resume continues stopped
+// trainings.
 //
 // Exit status: 0 done, 1 failed, 2 bad usage or config, 130 interrupted.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/experiment"
 )
 
-const usage = "usage: drknn-table [-transfer] [-out DIR] [-quick] [-only CELL,…] [-set key=value …] [-resume]"
+const usage = "usage: drknn-table [-transfer] [-out DIR] [-resume | -force] [-quick] [-only CELL,…] [-set key=value …]"
 
 func main() { cli.Main("drknn-table", run, experiment.ErrConfig) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("drknn-table", flag.ContinueOnError)
-	out := fs.String("out", "results", "folder for table.md, table.csv and the per-cell runs")
+	out := fs.String("out", "", "folder for table.md, table.csv and the per-cell runs (default: a new runs/table-DATE-TIME)")
 	configs := fs.String("configs", "configs", "folder of the per-data-set configs")
 	quick := fs.Bool("quick", false, "1 repeat, 5 steps, 200 queries per cell: a smoke test")
 	only := fs.String("only", "", "comma-separated cells (mnist-2w5s) or data sets (mnist) to run")
 	transfer := fs.Bool("transfer", false, "the transfer table (base-class training, novel-class tasks) instead of Table 1")
-	resume := fs.Bool("resume", false, "-transfer: continue stopped trainings in OUT/train instead of starting afresh")
+	resume := fs.Bool("resume", false, "continue the table in -out: reuse finished cells, resume the others from their checkpoints")
+	force := fs.Bool("force", false, "write into a non-empty -out, running every cell again")
 	var sets cli.MultiFlag
 	fs.Var(&sets, "set", "override a config key in every cell (repeatable)")
 	if err := cli.Parse(fs, args, usage, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return cli.Usagef("%s", usage)
+		return cli.Usagef("unexpected argument %q; %s", fs.Arg(0), usage)
+	}
+	dir := *out
+	if dir == "" {
+		if *resume {
+			return cli.Usagef("-resume needs -out DIR, the folder of the table to continue")
+		}
+		name := "table"
+		if *transfer {
+			name = "transfer"
+		}
+		if *quick {
+			name += "-quick"
+		}
+		dir = cli.FreshDir("runs", name, time.Now())
+	}
+	if err := cli.CheckOut(dir, *resume, *force); err != nil {
+		return err
 	}
 	rep := &cli.Reporter{Term: stderr}
-	opts := experiment.TableOptions{OutDir: *out, ConfigDir: *configs, Quick: *quick, Sets: sets, Observer: rep.Observe,
-		CommitInfo: commitInfo()}
+	opts := experiment.TableOptions{OutDir: dir, ConfigDir: *configs, Quick: *quick, Sets: sets, Observer: rep.Observe,
+		CommitInfo: commitInfo(), Resume: *resume}
 	if *only != "" {
 		opts.Only = strings.Split(*only, ",")
 	}
+	file := "table.md"
+	var err error
 	if *transfer {
-		if _, err := experiment.RunTransferTable(ctx, opts, *resume); err != nil {
-			return err
-		}
-		if err := rep.Err(); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, filepath.Join(*out, "transfer.md"))
-		return nil
+		file = "transfer.md"
+		_, err = experiment.RunTransferTable(ctx, opts, *resume)
+	} else {
+		_, err = experiment.RunTable(ctx, opts)
 	}
-	if *resume {
-		return cli.Usagef("-resume is for -transfer; %s", usage)
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w; continue with -resume -out %s", err, dir)
 	}
-	if _, err := experiment.RunTable(ctx, opts); err != nil {
+	if err == nil {
+		err = rep.Err()
+	}
+	if err != nil {
 		return err
 	}
-	if err := rep.Err(); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, filepath.Join(*out, "table.md"))
+	fmt.Fprintln(stdout, filepath.Join(dir, file))
 	return nil
 }
 

@@ -11,26 +11,142 @@ import (
 	"github.com/drknn/drknn/experiment"
 )
 
+var configsDir = filepath.Join("..", "..", "configs")
+
+// table runs drknn-table with args and returns its exit status, stdout
+// and stderr.
+func table(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var so, se bytes.Buffer
+	err := run(t.Context(), args, &so, &se)
+	code := cli.Report(&se, "drknn-table", err, experiment.ErrConfig)
+	return code, so.String(), se.String()
+}
+
 // TestQuickLungCancer runs the quick table on the Lung Cancer cells (the
 // real UCI file, a second of work) and checks the table and the progress
 // lines.
 func TestQuickLungCancer(t *testing.T) {
 	out := t.TempDir()
-	var so, se bytes.Buffer
-	err := run(t.Context(), []string{"-quick", "-only", "lung-cancer", "-out", out, "-configs", filepath.Join("..", "..", "configs")}, &so, &se)
-	if code := cli.Report(&se, "drknn-table", err, experiment.ErrConfig); code != 0 {
-		t.Fatalf("exit %d: %s", code, se.String())
+	code, so, se := table(t, "-quick", "-only", "lung-cancer", "-out", out, "-configs", configsDir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
 	}
-	if strings.TrimSpace(so.String()) != filepath.Join(out, "table.md") {
-		t.Fatalf("stdout %q", so.String())
+	if strings.TrimSpace(so) != filepath.Join(out, "table.md") {
+		t.Fatalf("stdout %q", so)
 	}
-	lines := strings.Split(strings.TrimSpace(se.String()), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "lung-cancer-3w5s     drknn ") || !strings.Contains(lines[1], "(paper 0.704)") {
-		t.Fatalf("progress lines %q", lines)
+	if !strings.Contains(se, "writing to "+out) || !strings.Contains(se, "lung-cancer-3w5s     drknn ") || !strings.Contains(se, "(paper 0.704)") {
+		t.Fatalf("stderr %q", se)
 	}
 	for _, f := range []string{"table.md", "table.csv", "cells/lung-cancer-3w8s/results.json", "cells/lung-cancer-3w8s/train.log"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestOnlyUnknown: a misspelt -only is a usage error that lists the valid
+// names (it used to give an empty table and exit 0), and nothing is
+// written.
+func TestOnlyUnknown(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "t")
+	code, _, se := table(t, "-quick", "-only", "lung-cancer,mnst", "-out", out, "-configs", configsDir)
+	if code != 2 || !strings.Contains(se, `"mnst"`) || !strings.Contains(se, "valid names: mnist, ") || !strings.Contains(se, "mnist-2w5s") {
+		t.Fatalf("exit %d, stderr %q", code, se)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("an unknown -only name created the output folder")
+	}
+	code, _, se = table(t, "-transfer", "-quick", "-only", "omniglot-5w2s", "-out", out, "-configs", configsDir)
+	if code != 2 || !strings.Contains(se, "omniglot-5w1s") {
+		t.Fatalf("-transfer: exit %d, stderr %q", code, se)
+	}
+}
+
+// TestDefaultOutFresh: without -out every run writes a new folder under
+// runs/ (named on stderr) instead of the committed results/, and a
+// non-empty -out is refused unless -resume or -force.
+func TestDefaultOutFresh(t *testing.T) {
+	abs, err := filepath.Abs(configsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	var dirs []string
+	for range 2 {
+		code, so, se := table(t, "-quick", "-only", "lung-cancer-3w5s", "-configs", abs)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, se)
+		}
+		dir := filepath.Dir(strings.TrimSpace(so))
+		if !strings.HasPrefix(dir, filepath.Join("runs", "table-quick-")) || !strings.Contains(se, "writing to "+dir) {
+			t.Fatalf("output %q, stderr %q", so, se)
+		}
+		dirs = append(dirs, dir)
+	}
+	if dirs[0] == dirs[1] {
+		t.Fatalf("two runs wrote to the same folder %s", dirs[0])
+	}
+	if _, err := os.Stat("results"); err == nil {
+		t.Fatal("results/ was written")
+	}
+	code, _, se := table(t, "-quick", "-only", "lung-cancer-3w5s", "-configs", abs, "-out", dirs[0])
+	if code != 2 || !strings.Contains(se, "is not empty") || !strings.Contains(se, "-resume") {
+		t.Fatalf("non-empty -out: exit %d, stderr %q", code, se)
+	}
+	if code, _, se := table(t, "-quick", "-only", "lung-cancer-3w5s", "-configs", abs, "-out", dirs[0], "-force"); code != 0 {
+		t.Fatalf("-force: exit %d, stderr %q", code, se)
+	}
+	if code, _, se := table(t, "-quick", "-resume", "-configs", abs); code != 2 || !strings.Contains(se, "-resume needs -out") {
+		t.Fatalf("-resume without -out: exit %d, stderr %q", code, se)
+	}
+}
+
+// TestResumeAndHeader: -resume reuses finished cells (their results.json
+// untouched), runs the unfinished ones, and refuses a finished cell made
+// with another config; table.md describes the effective config (here
+// eval.k = 3 from -set), not the committed one.
+func TestResumeAndHeader(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"-quick", "-only", "lung-cancer", "-configs", configsDir, "-set", "eval.k=3", "-out", out}
+	if code, _, se := table(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md), "as committed") || !strings.Contains(string(md), "overrides `eval.k=3`") ||
+		!strings.Contains(string(md), "| lung-cancer-3w5s | 1 | 200 | identity | 0 | [0.1] | 3 |") {
+		t.Fatalf("table.md header:\n%s", md)
+	}
+	done := filepath.Join(out, "cells", "lung-cancer-3w5s", "results.json")
+	before, err := os.ReadFile(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(out, "cells", "lung-cancer-3w8s", "results.json")
+	if err := os.Remove(old); err != nil {
+		t.Fatal(err)
+	}
+	code, _, se := table(t, append(args, "-resume")...)
+	if code != 0 {
+		t.Fatalf("-resume: exit %d: %s", code, se)
+	}
+	after, err := os.ReadFile(done)
+	if err != nil || !bytes.Equal(before, after) {
+		t.Fatal("-resume rewrote a finished cell")
+	}
+	if _, err := os.Stat(old); err != nil {
+		t.Fatal("-resume did not run the unfinished cell")
+	}
+	md, _ = os.ReadFile(filepath.Join(out, "table.md"))
+	if !strings.Contains(string(md), "| lung-cancer-3w5s (reused) |") || !strings.Contains(string(md), "| lung-cancer-3w8s | 1 |") {
+		t.Fatalf("table.md after -resume:\n%s", md)
+	}
+	args[len(args)-3] = "eval.k=5"
+	code, _, se = table(t, append(args, "-resume")...)
+	if code != 2 || !strings.Contains(se, "another config") || !strings.Contains(se, "eval.k 3 there, 5 now") {
+		t.Fatalf("-resume with another config: exit %d, stderr %q", code, se)
 	}
 }

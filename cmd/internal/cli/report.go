@@ -52,6 +52,10 @@ func (r *Reporter) Observe(e experiment.Event) {
 				progressbar.OptionClearOnFinish(),
 			)
 		}
+	case experiment.TableStarted:
+		if r.Term != nil {
+			fmt.Fprintf(r.Term, "writing to %s (each cell's log: %s)\n", e.Dir, filepath.Join(e.Dir, "cells", "CELL", "train.log"))
+		}
 	case experiment.StepDone:
 		if r.bar != nil && !e.CV {
 			st := e.Stats
