@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/drknn/drknn/internal/errkind"
 )
 
-// Sentinel errors that every reader and Load wrap (with %w, after a message
-// naming the file or folder), so callers can tell with errors.Is what went
-// wrong and act on it: a table runner skips a data set that is not there
+// Sentinel errors that every reader and Load attach to their errors (with
+// internal/errkind, after a message naming the file or folder), so callers
+// can tell with errors.Is what went wrong and act on it: a table runner skips a data set that is not there
 // but stops on one that is there and broken.
 var (
 	// ErrNotFound: the data set, or a file it needs, is not where the
@@ -21,17 +23,6 @@ var (
 	ErrCorrupt = errors.New("data set file corrupt or unreadable")
 )
 
-// kindError attaches one of the sentinels to an error without changing its
-// message: errors.Is(e, ErrNotFound) (or ErrCorrupt) holds, and so does
-// errors.Is / errors.As for everything err wraps (fs.ErrNotExist, …).
-type kindError struct {
-	kind error
-	err  error
-}
-
-func (e *kindError) Error() string   { return e.err.Error() }
-func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
-
 // classify marks err with ErrNotFound when it says a file does not exist,
 // and with ErrCorrupt otherwise — unless it already carries one of the
 // two. nil stays nil.
@@ -40,18 +31,18 @@ func classify(err error) error {
 		return err
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return &kindError{ErrNotFound, err}
+		return errkind.Mark(ErrNotFound, err)
 	}
-	return &kindError{ErrCorrupt, err}
+	return errkind.Mark(ErrCorrupt, err)
 }
 
 // notFoundf returns an ErrNotFound error with the formatted message.
 func notFoundf(format string, a ...any) error {
-	return &kindError{ErrNotFound, fmt.Errorf(format, a...)}
+	return errkind.Mark(ErrNotFound, fmt.Errorf(format, a...))
 }
 
 // corruptf returns an ErrCorrupt error with the formatted message (which
 // may wrap a cause with %w).
 func corruptf(format string, a ...any) error {
-	return &kindError{ErrCorrupt, fmt.Errorf(format, a...)}
+	return errkind.Mark(ErrCorrupt, fmt.Errorf(format, a...))
 }

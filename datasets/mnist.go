@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/drknn/drknn/internal/errkind"
 )
 
 // IDX magic numbers of the MNIST files: unsigned-byte data with 3
@@ -285,7 +287,7 @@ func readMNISTPair(imgPath, labPath string) (*Dataset, error) {
 	defer fl.Close()
 	d, err := ParseMNIST(fi, imgPath, fl, labPath)
 	if err != nil {
-		return nil, &kindError{ErrCorrupt, err}
+		return nil, errkind.Mark(ErrCorrupt, err)
 	}
 	base := filepath.Base(imgPath)
 	d.Files = make([]string, d.Len())
