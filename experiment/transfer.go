@@ -195,6 +195,22 @@ func (c *Config) validateTransfer() error {
 	return nil
 }
 
+// transferObjectives are the embeddings a transfer run trains: the
+// Dr.k-NN embedding unless eval.methods names proto_net alone (the
+// anchor's training on its own, e.g. in a second process whose
+// train/proto folder a full run then resumes from), and the anchor when
+// transfer.anchor is set.
+func transferObjectives(cfg Config, methods []string) []string {
+	var obj []string
+	if slices.ContainsFunc(methods, func(m string) bool { return m != eval.MethodProtoNet }) {
+		obj = append(obj, train.ObjectiveDrKNN)
+	}
+	if *cfg.Transfer.Anchor {
+		obj = append(obj, train.ObjectiveProto)
+	}
+	return obj
+}
+
 // transferMethods are the methods of a transfer config, in table order.
 func (c *Config) transferMethods() []string {
 	if len(c.Eval.Methods) > 0 {
@@ -776,11 +792,8 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 			return nil, fmt.Errorf("run folder: %w", err)
 		}
 	}
-	objectives := []string{train.ObjectiveDrKNN}
-	if *cfg.Transfer.Anchor {
-		objectives = append(objectives, train.ObjectiveProto)
-	}
 	methods := cfg.transferMethods()
+	objectives := transferObjectives(cfg, methods)
 	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: len(objectives), Steps: cfg.Train.Steps, Methods: methods})
 	defer func() { notify(Finished{Results: res, Err: err}) }()
 	notify(Message{fmt.Sprintf("transfer: %s, %d base classes (%d training samples%s), %d validation classes (%s, %d samples), %d novel classes (%d samples)",
@@ -825,8 +838,8 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 		notify(Message{fmt.Sprintf("%-18s %.4f ± %.4f", m, s.Mean, s.HalfWidth)})
 	}
 	res.Seconds = time.Since(start).Seconds()
-	if opts.OutDir != "" {
-		if err := ExportEmbedding(filepath.Join(opts.OutDir, "export"), cfg, d, split, nets[train.ObjectiveDrKNN]); err != nil {
+	if net := nets[train.ObjectiveDrKNN]; opts.OutDir != "" && net != nil {
+		if err := ExportEmbedding(filepath.Join(opts.OutDir, "export"), cfg, d, split, net); err != nil {
 			return nil, err
 		}
 		if err := writeJSON(filepath.Join(opts.OutDir, "results.json"), res); err != nil {

@@ -345,3 +345,62 @@ eval: {methods: [drknn, nearest_centroid, proto_net]}
 		t.Fatalf("novel classes %v", res.Transfer.Split.Novel)
 	}
 }
+
+// TestTransferAnchorAlone: eval.methods [proto_net] trains the anchor
+// only (no Dr.k-NN embedding, no export); a full run that resumes from its
+// train/proto folder reuses that training as is (the drknn embedding is
+// trained fresh) and scores proto_net exactly as the anchor-only run did
+// on the same tasks.
+func TestTransferAnchorAlone(t *testing.T) {
+	alone, full := t.TempDir(), t.TempDir()
+	cfg := transferConfig(t, "eval.methods=[proto_net]")
+	a, err := Run(t.Context(), cfg, Options{OutDir: alone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := a.Transfer.Training["drknn"]; ok || a.Transfer.Training["proto"] == nil || len(a.Methods) != 1 {
+		t.Fatalf("trainings %v, methods %v", a.Transfer.Training, a.Methods)
+	}
+	if _, err := os.Stat(filepath.Join(alone, "export")); !os.IsNotExist(err) {
+		t.Fatalf("an anchor-only run wrote an export (%v)", err)
+	}
+	if err := os.CopyFS(filepath.Join(full, "train", "proto"), os.DirFS(filepath.Join(alone, "train", "proto"))); err != nil {
+		t.Fatal(err)
+	}
+	steps := map[string]int{}
+	b, err := Run(t.Context(), transferConfig(t), Options{OutDir: full, Resume: true, Observer: func(e Event) {
+		if s, ok := e.(TransferStep); ok {
+			steps[s.Objective]++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps["proto"] != 0 || steps["drknn"] != cfg.Train.Steps {
+		t.Fatalf("steps taken by the resumed full run: %v", steps)
+	}
+	if !slices.Equal(a.Methods["proto_net"].PerRepeat, b.Methods["proto_net"].PerRepeat) ||
+		!reflect.DeepEqual(a.Transfer.Training["proto"].Validations, b.Transfer.Training["proto"].Validations) {
+		t.Fatalf("proto_net %v alone, %v in the full run", a.Methods["proto_net"].PerRepeat, b.Methods["proto_net"].PerRepeat)
+	}
+	if _, err := os.Stat(filepath.Join(full, "export", "embedding.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestShippedTransferConfigs: the transfer configs shipped in the binaries
+// load by name from any directory and run the protocol: 600 novel
+// tasks of 15 queries per class, Conv-4, rotations for Omniglot.
+func TestShippedTransferConfigs(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, name := range []string{"omniglot-transfer", "mnist-transfer", "cifar10-transfer"} {
+		cfg, err := LoadConfig(name, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if cfg.Protocol != ProtocolTransfer || cfg.Repeats != 600 || cfg.Queries != 15 || cfg.Model.Kind != "conv4" ||
+			cfg.Data.RotateClasses != (cfg.Dataset == "omniglot") || *cfg.Transfer.Anchor != true || len(cfg.transferMethods()) != 5 {
+			t.Fatalf("%s: %+v", name, cfg)
+		}
+	}
+}
