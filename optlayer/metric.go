@@ -13,12 +13,7 @@ func Costs(x []float64, n, dim int, metric Metric) ([]float64, error) {
 	for i := 0; i < n; i++ {
 		xi := x[i*dim : (i+1)*dim]
 		for j := i + 1; j < n; j++ {
-			xj := x[j*dim : (j+1)*dim]
-			var d2 float64
-			for k, a := range xi {
-				d := a - xj[k]
-				d2 += d * d
-			}
+			d2 := sqDist(xi, x[j*dim:(j+1)*dim])
 			v := d2
 			if metric == Euclidean {
 				v = math.Sqrt(d2)
@@ -58,6 +53,21 @@ func checkFeatures(x []float64, n, dim int, metric Metric) error {
 // ∂L/∂X (n×dim row-major). For Euclidean costs the derivative at zero
 // distance is taken as 0 (a valid subgradient).
 func CostGrad(x []float64, n, dim int, metric Metric, gradC []float64) ([]float64, error) {
+	return costGrad(x, n, dim, metric, gradC, nil)
+}
+
+// CostGradDist is CostGrad with the costs of x at hand: dist is the n×n
+// matrix Costs(x, n, dim, metric) returned (before any normalisation), and
+// the distances are read from it instead of being recomputed. The result is
+// bit-identical to CostGrad's.
+func CostGradDist(x []float64, n, dim int, metric Metric, gradC, dist []float64) ([]float64, error) {
+	if len(dist) != n*n {
+		return nil, invalidf("len(dist) = %d, want N² = %d", len(dist), n*n)
+	}
+	return costGrad(x, n, dim, metric, gradC, dist)
+}
+
+func costGrad(x []float64, n, dim int, metric Metric, gradC, dist []float64) ([]float64, error) {
 	if err := checkFeatures(x, n, dim, metric); err != nil {
 		return nil, err
 	}
@@ -81,27 +91,65 @@ func CostGrad(x []float64, n, dim int, metric Metric, gradC []float64) ([]float6
 			xj := x[j*dim : (j+1)*dim]
 			oj := out[j*dim : (j+1)*dim]
 			var f float64
-			if metric == SqEuclidean {
+			switch {
+			case metric == SqEuclidean:
 				f = 2 * w
-			} else {
-				var d2 float64
-				for k, a := range xi {
-					d := a - xj[k]
-					d2 += d * d
+			case dist != nil:
+				// Costs stored √d2 of the same sum: d2 == 0 exactly when it is 0.
+				if dist[i*n+j] == 0 {
+					continue
 				}
+				f = w / dist[i*n+j]
+			default:
+				d2 := sqDist(xi, xj)
 				if d2 == 0 {
 					continue
 				}
 				f = w / math.Sqrt(d2)
 			}
-			for k, a := range xi {
-				d := f * (a - xj[k])
-				oi[k] += d
-				oj[k] -= d
-			}
+			pairUpdate(f, xi, xj, oi, oj)
 		}
 	}
 	return out, nil
+}
+
+// sqDist is Σ_k (a_k − b_k)², summed in order k = 0, 1, … (the order
+// Costs sums in, so the two agree bit for bit).
+func sqDist(a, b []float64) float64 {
+	b = b[:len(a)]
+	var d2 float64
+	for k, v := range a {
+		d := v - b[k]
+		d2 += d * d
+	}
+	return d2
+}
+
+// pairUpdate adds f·(xi − xj) to oi and subtracts it from oj, unrolled by
+// four (each entry is computed as in the plain loop).
+func pairUpdate(f float64, xi, xj, oi, oj []float64) {
+	m := len(xi)
+	xj, oi, oj = xj[:m], oi[:m], oj[:m]
+	k := 0
+	for ; k+4 <= m; k += 4 {
+		d0 := f * (xi[k] - xj[k])
+		d1 := f * (xi[k+1] - xj[k+1])
+		d2 := f * (xi[k+2] - xj[k+2])
+		d3 := f * (xi[k+3] - xj[k+3])
+		oi[k] += d0
+		oi[k+1] += d1
+		oi[k+2] += d2
+		oi[k+3] += d3
+		oj[k] -= d0
+		oj[k+1] -= d1
+		oj[k+2] -= d2
+		oj[k+3] -= d3
+	}
+	for ; k < m; k++ {
+		d := f * (xi[k] - xj[k])
+		oi[k] += d
+		oj[k] -= d
+	}
 }
 
 // FeatureGrad chains ∂L/∂C through the metric of a problem given by

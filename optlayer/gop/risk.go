@@ -31,6 +31,7 @@ type RiskResult struct {
 type solved struct {
 	x     []float64 // the mini-set's rows of the input (nil for a cost input)
 	c     []float64 // the costs solved (normalised when Settings.Normalize)
+	raw   []float64 // the mini-set's costs before normalisation (feature input)
 	scale float64   // the normalising mean (1 when not normalising)
 	res   *optlayer.Result
 }
@@ -38,9 +39,27 @@ type solved struct {
 // forward solves the LFD of every mini-set of x (n×dim features, or with
 // cost an n×n cost matrix and a single set covering it) on up to
 // s.Workers goroutines. It is the forward pass of every form of the layer.
+//
+// When the mini-sets' cost matrices hold at least n² entries together (as
+// when every mini-set draws from all n rows), the n×n costs of x are
+// computed once and each mini-set's are gathered from them: a cost is a
+// function of its two rows alone, summed in the same order, so the gathered
+// matrices are bit-identical to the ones computed mini-set by mini-set.
 func (s *Settings) forward(x []float64, n, dim int, cost bool, sets []MiniSet) ([]solved, error) {
 	out := make([]solved, len(sets))
 	problems := make([]*optlayer.Problem, len(sets))
+	var full []float64 // n×n costs of x, when shared
+	if !cost {
+		pairs := 0
+		for _, ms := range sets {
+			pairs += len(ms.Index) * len(ms.Index)
+		}
+		if pairs >= n*n {
+			if c, err := optlayer.Costs(x, n, dim, s.Metric); err == nil {
+				full = c // else: each mini-set reports its own error below
+			}
+		}
+	}
 	for k, ms := range sets {
 		if len(ms.Index) != len(ms.Labels) || len(ms.Index) == 0 {
 			return nil, fmt.Errorf("mini-set %d has %d indices and %d labels", k, len(ms.Index), len(ms.Labels))
@@ -56,10 +75,24 @@ func (s *Settings) forward(x []float64, n, dim int, cost bool, sets []MiniSet) (
 				}
 				copy(rows[r*dim:(r+1)*dim], x[i*dim:(i+1)*dim])
 			}
-			var err error
-			if c, err = optlayer.Costs(rows, len(ms.Index), dim, s.Metric); err != nil {
-				return nil, fmt.Errorf("mini-set %d: %w", k, err)
+			if full != nil {
+				np := len(ms.Index)
+				c = make([]float64, np*np)
+				for r, i := range ms.Index {
+					for t, j := range ms.Index {
+						c[r*np+t] = full[i*n+j]
+					}
+				}
+			} else {
+				var err error
+				if c, err = optlayer.Costs(rows, len(ms.Index), dim, s.Metric); err != nil {
+					return nil, fmt.Errorf("mini-set %d: %w", k, err)
+				}
 			}
+		}
+		raw := c
+		if s.Normalize && !cost {
+			raw = append([]float64(nil), c...)
 		}
 		scale := 1.0
 		if s.Normalize {
@@ -69,7 +102,7 @@ func (s *Settings) forward(x []float64, n, dim int, cost bool, sets []MiniSet) (
 			}
 		}
 		problems[k] = &optlayer.Problem{N: len(ms.Index), Cost: c, Labels: ms.Labels, Theta: s.Theta}
-		out[k] = solved{x: rows, c: c, scale: scale}
+		out[k] = solved{x: rows, c: c, raw: raw, scale: scale}
 	}
 	settings := s.Solver
 	settings.Warm, settings.Plans = nil, false
@@ -98,7 +131,7 @@ func (s *Settings) backward(sv *solved, gradP []float64, dim int, cost bool) ([]
 	if cost {
 		return gc, nil
 	}
-	return optlayer.CostGrad(sv.x, sv.res.N, dim, s.Metric, gc)
+	return optlayer.CostGradDist(sv.x, sv.res.N, dim, s.Metric, gc, sv.raw)
 }
 
 // WorstCaseRisk solves the LFD of every mini-set on the embedding rows e

@@ -203,3 +203,78 @@ func TestRiskLayerIsWorstCaseRisk(t *testing.T) {
 		vm.Close()
 	}
 }
+
+// TestSharedCostsBitIdentical: when the mini-sets cover the rows often
+// enough, forward computes the n×n costs once and gathers each mini-set's;
+// the risk and gradient are bit-identical to the mini-set by mini-set
+// costs (forced here by appending rows no mini-set uses, so that the
+// mini-sets' entries no longer reach n²).
+func TestSharedCostsBitIdentical(t *testing.T) {
+	for _, metric := range []optlayer.Metric{optlayer.Euclidean, optlayer.SqEuclidean} {
+		e, n, d, sets := riskFixture(5)
+		s := riskSettings(metric)
+		shared, err := WorstCaseRisk(e, n, d, sets, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pad := append(append([]float64(nil), e...), make([]float64, n*d)...)
+		for i := n * d; i < len(pad); i++ {
+			pad[i] = float64(i % 7)
+		}
+		own, err := WorstCaseRisk(pad, 2*n, d, sets, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if shared.Risk != own.Risk || shared.MeanRelGap != own.MeanRelGap || shared.Iterations != own.Iterations {
+			t.Fatalf("metric %v: shared costs risk %v gap %v it %d, per mini-set %v %v %d", metric, shared.Risk, shared.MeanRelGap, shared.Iterations, own.Risk, own.MeanRelGap, own.Iterations)
+		}
+		for k, g := range shared.Grad {
+			if g != own.Grad[k] {
+				t.Fatalf("metric %v: gradient %d: %v shared, %v per mini-set", metric, k, g, own.Grad[k])
+			}
+		}
+		for k := n * d; k < 2*n*d; k++ {
+			if own.Grad[k] != 0 {
+				t.Fatalf("unused row has gradient %v", own.Grad[k])
+			}
+		}
+	}
+}
+
+// TestCostGradDistBitIdentical: CostGradDist (distances read from Costs)
+// gives CostGrad's values bit for bit, coincident points included.
+func TestCostGradDistBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	n, d := 7, 13
+	x := make([]float64, n*d)
+	for i := range x {
+		x[i] = rng.NormFloat64() * 3
+	}
+	copy(x[5*d:6*d], x[2*d:3*d]) // points 2 and 5 coincide
+	g := make([]float64, n*n)
+	for i := range g {
+		g[i] = rng.NormFloat64()
+	}
+	for _, metric := range []optlayer.Metric{optlayer.Euclidean, optlayer.SqEuclidean} {
+		c, err := optlayer.Costs(x, n, d, metric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := optlayer.CostGrad(x, n, d, metric, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := optlayer.CostGradDist(x, n, d, metric, g, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range a {
+			if a[k] != b[k] {
+				t.Fatalf("metric %v entry %d: %v vs %v", metric, k, a[k], b[k])
+			}
+		}
+	}
+	if _, err := optlayer.CostGradDist(x, n, d, optlayer.Euclidean, g, make([]float64, 3)); err == nil {
+		t.Fatal("short dist accepted")
+	}
+}
