@@ -10,9 +10,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/drknn/drknn/internal/atomicfile"
 )
 
 // File format (version 2), all integers little-endian:
@@ -119,8 +120,8 @@ func (n *Net) MarshalBinaryWith(o SaveOptions) ([]byte, error) {
 }
 
 // Save writes the network to path, exactly: to a temporary file in the
-// same folder, synced, then renamed over path, so a crash never leaves a
-// partial file.
+// same folder, synced, then renamed over path (internal/atomicfile), so a
+// crash never leaves a partial file.
 func (n *Net) Save(path string) error { return n.SaveWith(path, SaveOptions{}) }
 
 // SaveWith is Save with options (e.g. float32 storage of a float64
@@ -130,31 +131,8 @@ func (n *Net) SaveWith(path string, o SaveOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, data)
-}
-
-func writeAtomic(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("model: saving %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("model: saving %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("model: saving %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("model: saving %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("model: saving %s: %w", path, err)
+	if err := atomicfile.WriteBytes(path, data); err != nil {
+		return fmt.Errorf("model: %w", err)
 	}
 	return nil
 }
