@@ -346,9 +346,15 @@ func (c *Config) workers() int {
 }
 
 // trainKey identifies a training run: everything that changes its result
-// (not the evaluated tasks, so cells of a table share one training).
+// (not the evaluated tasks, so cells of a table share one training). The
+// number of steps is not part of it: step t does not depend on it, so a
+// stopped training can be resumed with more steps, or finished where its
+// checkpoint is (-resume -set train.steps=<the checkpoint's steps>; the
+// final validation then runs at that step).
 func trainKey(cfg Config, objective string, s *datasets.TransferSplit) string {
-	return fmt.Sprintf("transfer|%s|%s|%+v|%+v|%+v|%+v|seed %d|split %v %v %s|%s", objective, cfg.Dataset, cfg.Data, cfg.Model, cfg.Train, cfg.Transfer.key(),
+	tc := cfg.Train
+	tc.Steps, tc.CheckpointEvery = 0, 0
+	return fmt.Sprintf("transfer|%s|%s|%+v|%+v|%+v|%+v|seed %d|split %v %v %s|%s", objective, cfg.Dataset, cfg.Data, cfg.Model, tc, cfg.Transfer.key(),
 		cfg.Seed, s.Base, s.Val, s.HeldOut, fmt.Sprint(len(s.TrainIndex), len(s.ValIndex)))
 }
 

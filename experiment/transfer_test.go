@@ -404,3 +404,55 @@ func TestShippedTransferConfigs(t *testing.T) {
 		}
 	}
 }
+
+// TestTransferResumeOtherSteps: the number of steps is not part of a
+// training's key, so a finished training can be resumed with more steps
+// (losses step by step those of the run that went there at once) or
+// reused as is with its own step count (no step taken).
+func TestTransferResumeOtherSteps(t *testing.T) {
+	cfg := transferConfig(t, "train.steps=10", "transfer.validate_every=0")
+	d := transferData(t, cfg)
+	split, err := TransferSplitOf(cfg, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "history.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	whole, parts, again := t.TempDir(), t.TempDir(), t.TempDir()
+	if _, _, err := TrainEmbedding(t.Context(), cfg, d, split, train.ObjectiveDrKNN, EmbeddingOptions{Dir: whole}); err != nil {
+		t.Fatal(err)
+	}
+	six := cfg
+	six.Train.Steps = 6
+	_, rec6, err := TrainEmbedding(t.Context(), six, d, split, train.ObjectiveDrKNN, EmbeddingOptions{Dir: parts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(again, os.DirFS(parts)); err != nil {
+		t.Fatal(err)
+	}
+	steps := 0
+	count := func(e Event) {
+		if _, ok := e.(TransferStep); ok {
+			steps++
+		}
+	}
+	_, rec, err := TrainEmbedding(t.Context(), six, d, split, train.ObjectiveDrKNN, EmbeddingOptions{Dir: again, Resume: true, Observer: count})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps != 0 || !reflect.DeepEqual(rec.Validations, rec6.Validations) {
+		t.Fatalf("reusing a finished 6-step training took %d steps; validations %v, want %v", steps, rec.Validations, rec6.Validations)
+	}
+	if _, _, err := TrainEmbedding(t.Context(), cfg, d, split, train.ObjectiveDrKNN, EmbeddingOptions{Dir: parts, Resume: true, Observer: count}); err != nil {
+		t.Fatal(err)
+	}
+	if steps != 4 || history(parts) != history(whole) {
+		t.Fatalf("6 steps resumed to 10 took %d steps; losses\n%s\nwant\n%s", steps, history(parts), history(whole))
+	}
+}
