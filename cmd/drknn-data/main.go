@@ -1,6 +1,7 @@
 // Command drknn-data downloads the data sets of the experiments into the
 // layout the datasets readers read (datasets.Fetch) and verifies what is
-// there (datasets.Verify). Exit status: 0 success, 1 failure, 2 bad usage.
+// there (datasets.Verify). Exit status: 0 success, 1 failure, 2 bad usage,
+// 130 interrupted (Ctrl-C or SIGTERM).
 package main
 
 import (
@@ -9,9 +10,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 
+	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/datadir"
 )
@@ -28,33 +28,13 @@ verify checks what is in DIR (and DIR/MD5SUMS when present); exit 1 on a
 mismatch or when DIR holds no data set.
 `
 
-// usageError is bad usage: exit status 2.
-type usageError struct{ error }
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := report(os.Stderr, run(ctx, os.Args[1:], os.Stdout))
-	stop()
-	os.Exit(code)
-}
-
-// report prints err (if any) as one line on w and returns the exit status.
-func report(w io.Writer, err error) int {
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintln(w, "drknn-data:", err)
-	if errors.As(err, new(usageError)) {
-		return 2
-	}
-	return 1
-}
+func main() { cli.Main("drknn-data", run) }
 
 // run runs the command line args (without the program name), writing
 // listings, reports and progress to stdout.
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	bad := func(format string, a ...any) error {
-		return usageError{fmt.Errorf(format+" (see drknn-data -h)", a...)}
+		return cli.Usagef(format+" (see drknn-data -h)", a...)
 	}
 	if len(args) == 0 {
 		return bad("missing command: get, verify or list")

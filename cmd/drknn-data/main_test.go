@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/internal/datadir"
 )
 
@@ -19,7 +20,7 @@ import (
 // and standard error.
 func runCmd(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = report(&e, run(context.Background(), args, &o))
+	code = cli.Report(&e, "drknn-data", run(context.Background(), args, &o, &e))
 	return code, o.String(), e.String()
 }
 
