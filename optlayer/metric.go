@@ -1,6 +1,10 @@
 package optlayer
 
-import "math"
+import (
+	"math"
+
+	"github.com/drknn/drknn/optlayer/internal/vexp"
+)
 
 // Costs returns the n×n row-major cost matrix of n points with dim features
 // each (row-major x) under the metric. It rejects bad shapes and non-finite
@@ -107,7 +111,7 @@ func costGrad(x []float64, n, dim int, metric Metric, gradC, dist []float64) ([]
 				}
 				f = w / math.Sqrt(d2)
 			}
-			pairUpdate(f, xi, xj, oi, oj)
+			vexp.PairUpdate(f, xi, xj, oi, oj)
 		}
 	}
 	return out, nil
@@ -123,33 +127,6 @@ func sqDist(a, b []float64) float64 {
 		d2 += d * d
 	}
 	return d2
-}
-
-// pairUpdate adds f·(xi − xj) to oi and subtracts it from oj, unrolled by
-// four (each entry is computed as in the plain loop).
-func pairUpdate(f float64, xi, xj, oi, oj []float64) {
-	m := len(xi)
-	xj, oi, oj = xj[:m], oi[:m], oj[:m]
-	k := 0
-	for ; k+4 <= m; k += 4 {
-		d0 := f * (xi[k] - xj[k])
-		d1 := f * (xi[k+1] - xj[k+1])
-		d2 := f * (xi[k+2] - xj[k+2])
-		d3 := f * (xi[k+3] - xj[k+3])
-		oi[k] += d0
-		oi[k+1] += d1
-		oi[k+2] += d2
-		oi[k+3] += d3
-		oj[k] -= d0
-		oj[k+1] -= d1
-		oj[k+2] -= d2
-		oj[k+3] -= d3
-	}
-	for ; k < m; k++ {
-		d := f * (xi[k] - xj[k])
-		oi[k] += d
-		oj[k] -= d
-	}
 }
 
 // FeatureGrad chains ∂L/∂C through the metric of a problem given by

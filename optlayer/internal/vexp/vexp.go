@@ -175,3 +175,22 @@ func WeightedMoments(k, u, c []float64) (s0, s1, s2 float64) {
 
 // lanes combines four lane sums in the vector kernels' order.
 func lanes(a []float64) float64 { return (a[0] + a[1]) + (a[2] + a[3]) }
+
+// PairUpdate adds d_k = f·(xi[k] − xj[k]) to oi[k] and subtracts it from
+// oj[k] for every k < len(xi). Each entry is a difference, a product and a
+// sum, never fused, so the AVX kernel and the portable loop agree bit for
+// bit. oi and oj must not overlap.
+func PairUpdate(f float64, xi, xj, oi, oj []float64) {
+	m := len(xi)
+	xj, oi, oj = xj[:m], oi[:m], oj[:m]
+	k := 0
+	if useAsm && m >= 4 {
+		k = m &^ 3
+		pairUpdateAVX(f, &xi[0], &xj[0], &oi[0], &oj[0], k)
+	}
+	for ; k < m; k++ {
+		d := f * (xi[k] - xj[k])
+		oi[k] += d
+		oj[k] -= d
+	}
+}

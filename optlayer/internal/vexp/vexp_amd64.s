@@ -257,3 +257,35 @@ wmdone:
 	VMOVUPD Y12, 64(DX)
 	VZEROUPPER
 	RET
+
+// func pairUpdateAVX(f float64, xi, xj, oi, oj *float64, n int)
+// For k < n (a multiple of 4): d = f·(xi[k] − xj[k]); oi[k] += d; oj[k] −= d.
+// A difference, a product and a sum per entry, never fused: the plain Go
+// loop's roundings.
+TEXT ·pairUpdateAVX(SB), NOSPLIT, $0-48
+	VBROADCASTSD f+0(FP), Y0
+	MOVQ xi+8(FP), SI
+	MOVQ xj+16(FP), DI
+	MOVQ oi+24(FP), R8
+	MOVQ oj+32(FP), R9
+	MOVQ n+40(FP), CX
+	XORQ AX, AX
+
+pairloop:
+	CMPQ AX, CX
+	JGE  pairdone
+	VMOVUPD (SI)(AX*8), Y1
+	VSUBPD  (DI)(AX*8), Y1, Y1
+	VMULPD  Y1, Y0, Y1
+	VMOVUPD (R8)(AX*8), Y2
+	VADDPD  Y1, Y2, Y2
+	VMOVUPD Y2, (R8)(AX*8)
+	VMOVUPD (R9)(AX*8), Y3
+	VSUBPD  Y1, Y3, Y3
+	VMOVUPD Y3, (R9)(AX*8)
+	ADDQ    $4, AX
+	JMP     pairloop
+
+pairdone:
+	VZEROUPPER
+	RET

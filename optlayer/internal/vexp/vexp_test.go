@@ -209,3 +209,49 @@ func BenchmarkExpSubAcc(b *testing.B) {
 		}
 	})
 }
+
+// TestPairUpdateMatchesLoop: PairUpdate's vector path gives the plain
+// loop's values bit for bit (d = f·(xi − xj), oi += d, oj −= d), tails
+// included.
+func TestPairUpdateMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	for n := 0; n <= 19; n++ {
+		xi, xj := randVec(rng, n, -3, 3), randVec(rng, n, -3, 3)
+		oi0, oj0 := randVec(rng, n, -1, 1), randVec(rng, n, -1, 1)
+		f := 0.1 + rng.Float64()
+		want1, want2 := append([]float64(nil), oi0...), append([]float64(nil), oj0...)
+		for k := range xi {
+			d := f * (xi[k] - xj[k])
+			want1[k] += d
+			want2[k] -= d
+		}
+		for _, asm := range []bool{true, false} {
+			oi, oj := append([]float64(nil), oi0...), append([]float64(nil), oj0...)
+			if asm {
+				PairUpdate(f, xi, xj, oi, oj)
+			} else {
+				portable(func() { PairUpdate(f, xi, xj, oi, oj) })
+			}
+			for k := range oi {
+				if oi[k] != want1[k] || oj[k] != want2[k] {
+					t.Fatalf("n=%d asm=%v k=%d: %v %v, want %v %v", n, asm, k, oi[k], oj[k], want1[k], want2[k])
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkPairUpdate(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	xi, xj, oi, oj := randVec(rng, 400, -1, 1), randVec(rng, 400, -1, 1), make([]float64, 400), make([]float64, 400)
+	for _, asm := range []bool{true, false} {
+		b.Run(map[bool]string{true: "asm", false: "portable"}[asm], func(b *testing.B) {
+			save := useAsm
+			useAsm = useAsm && asm
+			defer func() { useAsm = save }()
+			for b.Loop() {
+				PairUpdate(0.3, xi, xj, oi, oj)
+			}
+		})
+	}
+}
