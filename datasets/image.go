@@ -239,9 +239,10 @@ func rgbPlanes(img image.Image) (planes []float32, h, w int) {
 	return planes, h, w
 }
 
-// areaWeights describes, for one axis, which source pixels cover each output
-// pixel and with what weight.
-type areaWeights struct {
+// axisWeights describes, for one axis of a resize, which source pixels
+// contribute to each output pixel and with what weight (area averaging:
+// newAreaWeights; a resampling kernel: newKernelWeights).
+type axisWeights struct {
 	start []int       // first source index for output j
 	w     [][]float64 // weights of source start[j], start[j]+1, …; they sum to 1
 }
@@ -251,8 +252,8 @@ type areaWeights struct {
 // [j·n/m, (j+1)·n/m), and source pixel i contributes the length of its
 // overlap with that interval, divided by n/m. Works for both shrinking and
 // enlarging; for m == n it is the identity.
-func newAreaWeights(n, m int) areaWeights {
-	aw := areaWeights{start: make([]int, m), w: make([][]float64, m)}
+func newAreaWeights(n, m int) axisWeights {
+	aw := axisWeights{start: make([]int, m), w: make([][]float64, m)}
 	scale := float64(n) / float64(m)
 	for j := 0; j < m; j++ {
 		// Integer arithmetic for the ends avoids rounding drift: the
@@ -277,7 +278,14 @@ func resizeArea(dst, src []float32, c, h, w, oh, ow int) {
 		copy(dst, src[:c*h*w])
 		return
 	}
-	wx, wy := newAreaWeights(w, ow), newAreaWeights(h, oh)
+	resample(dst, src, c, h, w, oh, ow, newAreaWeights(w, ow), newAreaWeights(h, oh), false)
+}
+
+// resample resizes c planes of h×w (channel-major) to oh×ow with the
+// weights wx (columns) and wy (rows), horizontally then vertically in
+// float64, writing into dst (length c·oh·ow); clamp limits the results to
+// [0, 1].
+func resample(dst, src []float32, c, h, w, oh, ow int, wx, wy axisWeights, clamp bool) {
 	tmp := make([]float64, h*ow) // horizontally resized plane
 	for ch := 0; ch < c; ch++ {
 		s := src[ch*h*w : (ch+1)*h*w]
@@ -297,6 +305,9 @@ func resizeArea(dst, src []float32, c, h, w, oh, ow int) {
 				acc := 0.0
 				for k, wt := range wy.w[i] {
 					acc += wt * tmp[(wy.start[i]+k)*ow+j]
+				}
+				if clamp {
+					acc = min(max(acc, 0), 1)
 				}
 				d[i*ow+j] = float32(acc)
 			}

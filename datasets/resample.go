@@ -6,27 +6,20 @@ import (
 	"golang.org/x/image/draw"
 )
 
-// kernelWeights describes, for one axis, which source pixels contribute to
-// each output pixel and with what (normalised) weight.
-type kernelWeights struct {
-	start []int
-	w     [][]float64
-}
-
 // newKernelWeights computes the weights of golang.org/x/image/draw's
 // Kernel.Scale along one axis of sw source pixels resampled to dw: output
 // pixel x is centred at (x+0.5)·sw/dw − 0.5 in source coordinates; when
 // shrinking the kernel is widened by sw/dw (so every source pixel counts:
 // anti-aliasing); taps outside the image are dropped and the rest
 // renormalised to sum to 1 (edge handling of x/image/draw).
-func newKernelWeights(q *draw.Kernel, sw, dw int) kernelWeights {
+func newKernelWeights(q *draw.Kernel, sw, dw int) axisWeights {
 	scale := float64(sw) / float64(dw)
 	half, argScale := q.Support, 1.0
 	if scale > 1 {
 		half *= scale
 		argScale = 1 / scale
 	}
-	kw := kernelWeights{start: make([]int, dw), w: make([][]float64, dw)}
+	kw := axisWeights{start: make([]int, dw), w: make([][]float64, dw)}
 	for x := 0; x < dw; x++ {
 		center := (float64(x)+0.5)*scale - 0.5
 		i := max(int(math.Floor(center-half)), 0)
@@ -69,29 +62,5 @@ func resizeKernel(q *draw.Kernel, dst, src []float32, c, h, w, oh, ow int) {
 		copy(dst, src[:c*h*w])
 		return
 	}
-	wx, wy := newKernelWeights(q, w, ow), newKernelWeights(q, h, oh)
-	tmp := make([]float64, h*ow)
-	for ch := 0; ch < c; ch++ {
-		s := src[ch*h*w : (ch+1)*h*w]
-		for y := 0; y < h; y++ {
-			row := s[y*w : (y+1)*w]
-			for j := 0; j < ow; j++ {
-				acc := 0.0
-				for k, wt := range wx.w[j] {
-					acc += wt * float64(row[wx.start[j]+k])
-				}
-				tmp[y*ow+j] = acc
-			}
-		}
-		d := dst[ch*oh*ow : (ch+1)*oh*ow]
-		for i := 0; i < oh; i++ {
-			for j := 0; j < ow; j++ {
-				acc := 0.0
-				for k, wt := range wy.w[i] {
-					acc += wt * tmp[(wy.start[i]+k)*ow+j]
-				}
-				d[i*ow+j] = float32(min(max(acc, 0), 1))
-			}
-		}
-	}
+	resample(dst, src, c, h, w, oh, ow, newKernelWeights(q, w, ow), newKernelWeights(q, h, oh), true)
 }
