@@ -4,7 +4,7 @@
 //
 //	drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean])
 //	          -labels y.npy -theta 0.1 | -theta 0.1,0.2,…
-//	          [-eps E] [-tol T] [-max-iter N] [-allow-uncertified]
+//	          [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N]
 //	          -out P.npy [-grad-p G.npy -grad-out D.npy]
 //
 // Inputs are .npy files as numpy.save writes them: costs C float64 (or
@@ -21,7 +21,9 @@
 // constant in C).
 //
 // One JSON object goes to standard output: objective, lower_bound, gap,
-// rel_gap, iterations, seconds, status ("optimal" or "iteration_limit").
+// rel_gap, iterations, seconds, status ("optimal" or "iteration_limit");
+// with -repeat N (timing) the problem is solved N times in the process and
+// repeats, seconds_min and seconds_median are added.
 // Bad input gives one line on standard error, exit status 2 and no output
 // file; a solve stopped by -max-iter before its gap reaches -tol exits 3
 // (gap on standard error, nothing written) unless -allow-uncertified.
@@ -44,7 +46,7 @@ import (
 	"github.com/drknn/drknn/optlayer/lfdio"
 )
 
-const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean]) -labels y.npy -theta T[,T…] [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] -out P.npy [-grad-p G.npy -grad-out D.npy]"
+const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean]) -labels y.npy -theta T[,T…] [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N] -out P.npy [-grad-p G.npy -grad-out D.npy]"
 
 func main() {
 	debug.SetGCPercent(25) // the n×n costs dominate the heap: collect before doubling it
@@ -85,6 +87,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&r.Tol, "tol", optlayer.DefaultTol, "target certified relative duality gap")
 	fs.IntVar(&r.MaxIter, "max-iter", 0, "cap on dual sweeps and Newton steps (0: solver default)")
 	fs.BoolVar(&r.AllowUncertified, "allow-uncertified", false, "write the answer even if the gap misses -tol")
+	fs.IntVar(&r.Repeat, "repeat", 0, "timing: solve N times in this process and report seconds_min and seconds_median")
 	fs.StringVar(&r.OutPath, "out", "", "output P* (.npy, float64 M×n)")
 	fs.StringVar(&r.GradPPath, "grad-p", "", "upstream gradient ∂L/∂P (.npy, float64 M×n)")
 	fs.StringVar(&r.GradOutPath, "grad-out", "", "output ∂L/∂C (n×n) or ∂L/∂X (n×d) (.npy)")

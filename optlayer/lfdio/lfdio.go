@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -51,6 +52,11 @@ type Request struct {
 	// AllowUncertified writes the outputs of a solve whose gap missed Tol
 	// (P is still feasible and the bounds valid) instead of failing.
 	AllowUncertified bool
+
+	// Repeat > 1 solves (and differentiates) the same problem Repeat times
+	// for timing: Summary.SecondsMin and SecondsMedian report the fastest
+	// and the median solve; the answers are identical, the last is written.
+	Repeat int
 }
 
 // Summary is what a run reports (the command prints it as JSON).
@@ -62,6 +68,10 @@ type Summary struct {
 	Iterations int     `json:"iterations"`
 	Seconds    float64 `json:"seconds"`
 	Status     string  `json:"status"`
+	// with Request.Repeat > 1: the fastest and the median of the solves
+	Repeats       int     `json:"repeats,omitempty"`
+	SecondsMin    float64 `json:"seconds_min,omitempty"`
+	SecondsMedian float64 `json:"seconds_median,omitempty"`
 }
 
 func inputf(format string, args ...any) error {
@@ -113,6 +123,8 @@ func (r *Request) check() (optlayer.Metric, error) {
 		return 0, inputf("-tol %v: want a finite value > 0", r.Tol)
 	case r.MaxIter < 0:
 		return 0, inputf("-max-iter %d: want ≥ 0", r.MaxIter)
+	case r.Repeat < 0:
+		return 0, inputf("-repeat %d: want ≥ 0", r.Repeat)
 	}
 	if err := distinctOutputs(r.OutPath, r.GradOutPath, r.CostPath, r.FeaturesPath, r.LabelsPath, r.GradPPath); err != nil {
 		return 0, err
@@ -206,42 +218,34 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	// without a gradient only the certified LP answer is needed
-	set := &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter, LPOnly: gradP == nil}
-	res, err := optlayer.Solve(prob, set)
-	if errors.Is(err, optlayer.ErrInvalid) {
-		return nil, fmt.Errorf("%w: %w", ErrInput, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("solve: %w", err)
-	}
-	sum := &Summary{Objective: res.Objective, LowerBound: res.LowerBound, Gap: res.Gap, RelGap: res.RelGap,
-		Iterations: res.Iterations, Status: "optimal"}
-	if res.Status != optlayer.Optimal {
-		sum.Status = "iteration_limit"
-		if !r.AllowUncertified {
-			return nil, fmt.Errorf("%w: relative gap %.3g > tol %.3g after %d iterations (objective %.10g, lower bound %.10g); nothing written; raise -max-iter or pass -allow-uncertified",
-				ErrUncertified, res.RelGap, r.Tol, res.Iterations, res.Objective, res.LowerBound)
+	reps := max(1, r.Repeat)
+	times := make([]float64, reps)
+	var (
+		res      *optlayer.Result
+		sum      *Summary
+		grad     []float64
+		gradCols int
+	)
+	for k := range times {
+		start := time.Now()
+		if res, sum, grad, gradCols, err = r.solve(prob, gradP); err != nil {
+			return nil, err
+		}
+		times[k] = time.Since(start).Seconds()
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var grad []float64
-	gradCols := prob.N
-	if gradP != nil {
-		if grad, err = res.VJP(gradP); err != nil {
-			return nil, fmt.Errorf("gradient: %w", err)
-		}
-		if prob.Features != nil {
-			if grad, err = res.FeatureGrad(grad); err != nil {
-				return nil, fmt.Errorf("feature gradient: %w", err)
-			}
-			gradCols = prob.Dim
+	sum.Seconds = times[0]
+	if reps > 1 {
+		sum.Repeats = reps
+		sort.Float64s(times)
+		sum.SecondsMin = times[0]
+		sum.SecondsMedian = times[reps/2]
+		if reps%2 == 0 {
+			sum.SecondsMedian = (times[reps/2-1] + times[reps/2]) / 2
 		}
 	}
-	sum.Seconds = time.Since(start).Seconds()
 	if !finite(res.P) {
 		return nil, errors.New("solve: the solution has a non-finite entry (no output written)")
 	}
@@ -257,6 +261,42 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 		}
 	}
 	return sum, nil
+}
+
+// solve solves prob once and differentiates it when gradP is given.
+func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*optlayer.Result, *Summary, []float64, int, error) {
+	// without a gradient only the certified LP answer is needed
+	set := &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter, LPOnly: gradP == nil}
+	res, err := optlayer.Solve(prob, set)
+	if errors.Is(err, optlayer.ErrInvalid) {
+		return nil, nil, nil, 0, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("solve: %w", err)
+	}
+	sum := &Summary{Objective: res.Objective, LowerBound: res.LowerBound, Gap: res.Gap, RelGap: res.RelGap,
+		Iterations: res.Iterations, Status: "optimal"}
+	if res.Status != optlayer.Optimal {
+		sum.Status = "iteration_limit"
+		if !r.AllowUncertified {
+			return nil, nil, nil, 0, fmt.Errorf("%w: relative gap %.3g > tol %.3g after %d iterations (objective %.10g, lower bound %.10g); nothing written; raise -max-iter or pass -allow-uncertified",
+				ErrUncertified, res.RelGap, r.Tol, res.Iterations, res.Objective, res.LowerBound)
+		}
+	}
+	var grad []float64
+	gradCols := prob.N
+	if gradP != nil {
+		if grad, err = res.VJP(gradP); err != nil {
+			return nil, nil, nil, 0, fmt.Errorf("gradient: %w", err)
+		}
+		if prob.Features != nil {
+			if grad, err = res.FeatureGrad(grad); err != nil {
+				return nil, nil, nil, 0, fmt.Errorf("feature gradient: %w", err)
+			}
+			gradCols = prob.Dim
+		}
+	}
+	return res, sum, grad, gradCols, nil
 }
 
 func finite(xs []float64) bool {

@@ -108,3 +108,26 @@ func FuzzParseTheta(f *testing.F) {
 		}
 	})
 }
+
+func TestRepeat(t *testing.T) {
+	dir, cost, labels := fixture(t)
+	req := Request{CostPath: cost, LabelsPath: labels, Theta: []float64{0.05}, Epsilon: optlayer.DefaultEpsilon,
+		Tol: optlayer.DefaultTol, OutPath: filepath.Join(dir, "p.npy")}
+	one, err := Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Repeat = 4
+	four, err := Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if four.Objective != one.Objective || four.LowerBound != one.LowerBound || four.Repeats != 4 ||
+		!(four.SecondsMin > 0 && four.SecondsMin <= four.SecondsMedian) || one.Repeats != 0 {
+		t.Fatalf("once %+v, four times %+v", one, four)
+	}
+	req.Repeat = -1
+	if _, err := Run(context.Background(), req); !errors.Is(err, ErrInput) {
+		t.Fatalf("Repeat −1: %v, want ErrInput", err)
+	}
+}
