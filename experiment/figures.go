@@ -13,7 +13,7 @@ import (
 // FigureRequest says which figure drknn-figures draws, from what.
 type FigureRequest struct {
 	Kind          string // "lfd", "regions", "sweep" or "curves"
-	Out           string // PNG file
+	Out           string // the figure's file: .png, .svg, .pdf or .eps
 	Width, Height int    // pixels
 
 	LFD figures.LFDSettings // lfd: Figure 3
@@ -38,6 +38,9 @@ type FigureRequest struct {
 func Figure(ctx context.Context, req FigureRequest) (string, error) {
 	if req.Out == "" {
 		return "", figures.Input(fmt.Errorf("%s: -out is required", req.Kind))
+	}
+	if _, err := figures.FormatOf(req.Out); err != nil {
+		return "", err
 	}
 	switch req.Kind {
 	case "lfd":

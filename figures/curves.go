@@ -6,7 +6,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"image/color"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -111,6 +113,10 @@ func AccuracyVsBandwidth(e *Episode, hs []float64) ([]float64, error) {
 type Curve struct {
 	Label string
 	X, Y  []float64
+	// Style: the zero value is a line with dots in the chart's next
+	// colour; Faint draws a thin light-grey line (one of many, e.g. a
+	// repeat behind the mean); Dashed a dashed line.
+	Faint, Dashed bool
 }
 
 func (c Curve) xys(logX, logY bool) (plotter.XYs, error) {
@@ -141,6 +147,82 @@ type Chart struct {
 	Curves                []Curve
 	YMin, YMax            float64 // fixed y range when YMax > YMin
 	LegendBottom          bool    // legend in the lower right corner (default upper right)
+	// FitY fits the y axis to the data (FitY, with a margin and room for
+	// the legend) when no fixed range is given; without it gonum's
+	// automatic range is used. Floor and Ceil bound the fitted range when
+	// Ceil > Floor (0 and 1 for accuracies).
+	FitY        bool
+	Floor, Ceil float64
+}
+
+// yValues are the y values a chart draws (finite; positive on a log axis).
+func yValues(curves []Curve, logY bool) []float64 {
+	var ys []float64
+	for _, c := range curves {
+		for _, v := range c.Y {
+			if math.IsNaN(v) || math.IsInf(v, 0) || (logY && v <= 0) {
+				continue
+			}
+			ys = append(ys, v)
+		}
+	}
+	return ys
+}
+
+// legendRows is the number of legend entries of the curves.
+func legendRows(curves []Curve) int {
+	n := 0
+	for _, c := range curves {
+		if c.Label != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// FitY is a y range fitted to the values ys: their span widened by 8% on
+// each side (at least 0.01 for a linear axis, a factor 1.1 for a log one),
+// kept inside [floor, ceil] when ceil > floor, then extended at the top
+// (legendTop) or bottom by room for legendRows legend entries so the
+// legend does not cover the data. ok is false when there is no value.
+func FitY(ys []float64, logY bool, floor, ceil float64, legendRows int, legendTop bool) (lo, hi float64, ok bool) {
+	if len(ys) == 0 {
+		return 0, 0, false
+	}
+	lo, hi = slices.Min(ys), slices.Max(ys)
+	tr := func(v float64) float64 { return v }
+	inv := tr
+	if logY {
+		tr, inv = math.Log10, func(v float64) float64 { return math.Pow(10, v) }
+	}
+	a, b := tr(lo), tr(hi)
+	m := 0.08 * (b - a)
+	if logY {
+		m = max(m, math.Log10(1.1))
+	} else {
+		m = max(m, 0.01)
+	}
+	a, b = a-m, b+m
+	if ceil > floor {
+		if !logY || floor > 0 {
+			a = max(a, tr(floor))
+		}
+		b = min(b, tr(ceil))
+	}
+	if legendRows > 0 {
+		// Each legend entry takes about 6% of a panel's data height.
+		f := min(0.06*float64(legendRows)+0.03, 0.6)
+		room := (b - a) * f / (1 - f)
+		if legendTop {
+			b += room
+		} else {
+			a -= room
+			if ceil > floor && !logY {
+				a = max(a, floor-room) // a floor of 0 may give way to the legend only
+			}
+		}
+	}
+	return inv(a), inv(b), true
 }
 
 // logTicks labels a log axis at 1, 2 and 5 × 10^k over at most two
@@ -205,7 +287,8 @@ func (ch *Chart) plot() (*plot.Plot, error) {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
 	p.Add(plotter.NewGrid())
-	for i, c := range ch.Curves {
+	colour := 0
+	for _, c := range ch.Curves {
 		xys, err := c.xys(ch.LogX, ch.LogY)
 		if err != nil {
 			return nil, err
@@ -214,20 +297,39 @@ func (ch *Chart) plot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		col := ClassColour(i)
+		col := color.RGBA{190, 190, 190, 255}
+		if !c.Faint {
+			col = ClassColour(colour)
+			colour++
+		}
 		l.Color, pts.Color = col, col
 		l.Width = vg.Points(1.5)
 		pts.Radius = vg.Points(2.2)
-		if len(xys) > 60 {
+		if len(xys) > 60 || c.Faint {
 			pts.Radius = 0
+		}
+		if c.Faint {
+			l.Width = vg.Points(0.7)
+		}
+		if c.Dashed {
+			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		p.Add(l, pts)
 		if c.Label != "" {
-			p.Legend.Add(c.Label, l, pts)
+			if pts.Radius == 0 {
+				p.Legend.Add(c.Label, l)
+			} else {
+				p.Legend.Add(c.Label, l, pts)
+			}
 		}
 	}
 	if ch.LogX {
 		fixLogRange(&p.X, p.X.Min, p.X.Max)
+	}
+	if ch.FitY && !(ch.YMax > ch.YMin) {
+		if lo, hi, ok := FitY(yValues(ch.Curves, ch.LogY), ch.LogY, ch.Floor, ch.Ceil, legendRows(ch.Curves), !ch.LegendBottom); ok {
+			ch.YMin, ch.YMax = lo, hi
+		}
 	}
 	if ch.LogY && !(ch.YMax > ch.YMin) {
 		fixLogRange(&p.Y, p.Y.Min, p.Y.Max)
@@ -270,21 +372,30 @@ func AccuracySweep(w io.Writer, e *Episode, ks []int, hs []float64, kRef int, re
 	if err := checkSize(width, height); err != nil {
 		return err
 	}
+	charts, err := sweepCharts(e, ks, hs, kRef, relative)
+	if err != nil {
+		return err
+	}
+	return Charts(w, charts, width, height)
+}
+
+// sweepCharts are the two panels of AccuracySweep.
+func sweepCharts(e *Episode, ks []int, hs []float64, kRef int, relative bool) ([]Chart, error) {
 	if len(ks) == 0 || len(hs) == 0 {
-		return inputf("empty k or h sweep")
+		return nil, inputf("empty k or h sweep")
 	}
 	for _, k := range ks {
 		if k < 1 || k > e.N {
-			return inputf("k = %d outside 1…%d", k, e.N)
+			return nil, inputf("k = %d outside 1…%d", k, e.N)
 		}
 	}
 	dr, err := AccuracyVsK(e, eval.MethodDrKNN, ks)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	kn, err := AccuracyVsK(e, eval.MethodEmbeddingKNN, ks)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	scale := 1.0
 	xlabel := "bandwidth h"
@@ -298,11 +409,11 @@ func AccuracySweep(w io.Writer, e *Episode, ks []int, hs []float64, kRef int, re
 	}
 	ksAcc, err := AccuracyVsBandwidth(e, abs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ref, err := AccuracyVsK(e, eval.MethodDrKNN, []int{kRef})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	kx := make([]float64, len(ks))
 	for i, k := range ks {
@@ -313,12 +424,18 @@ func AccuracySweep(w io.Writer, e *Episode, ks []int, hs []float64, kRef int, re
 		refY[i] = ref[0]
 	}
 	charts := []Chart{
-		{Title: "Dr.k-NN against k", XLabel: "k", YLabel: "query accuracy", YMin: 0, YMax: 1, LegendBottom: true,
-			Curves: []Curve{{Label: "Dr.k-NN", X: kx, Y: dr}, {Label: "embedding + k-NN", X: kx, Y: kn}}},
-		{Title: "kernel smoothing against h", XLabel: xlabel, YLabel: "query accuracy", LogX: true, YMin: 0, YMax: 1, LegendBottom: true,
-			Curves: []Curve{{Label: "kernel smoothing", X: hs, Y: ksAcc}, {Label: fmt.Sprintf("Dr.k-NN, k = %d", kRef), X: hs, Y: refY}}},
+		{Title: "Dr.k-NN against k", XLabel: "k", YLabel: "query accuracy",
+			Curves: []Curve{{Label: "Dr.k-NN", X: kx, Y: dr}, {Label: "embedding + k-NN", X: kx, Y: kn, Dashed: true}}},
+		{Title: "kernel smoothing against h", XLabel: xlabel, YLabel: "query accuracy", LogX: true,
+			Curves: []Curve{{Label: "kernel smoothing", X: hs, Y: ksAcc}, {Label: fmt.Sprintf("Dr.k-NN, k = %d", kRef), X: hs, Y: refY, Dashed: true}}},
 	}
-	return Charts(w, charts, width, height)
+	// One y range for both panels, fitted to all their accuracies (the
+	// differences are often a few queries: [0, 1] would hide them).
+	lo, hi, _ := FitY(append(yValues(charts[0].Curves, false), yValues(charts[1].Curves, false)...), false, 0, 1, 2, true)
+	for i := range charts {
+		charts[i].YMin, charts[i].YMax = lo, hi
+	}
+	return charts, nil
 }
 
 // Step is one line of a repeat's history.json (train.StepStats).
@@ -388,32 +505,65 @@ func RunHistories(dir string) ([]string, [][]Step, error) {
 	return names, hs, nil
 }
 
-// TrainingCurves draws the worst-case risk and the certified relative
-// duality gap (mean over the step's mini-sets, log axis) against the step
-// for each repeat, as a width×height PNG.
+// TrainingCurves draws, against the step, the mean worst-case risk of each
+// repeat (faint lines) with their mean over the repeats (one bold line),
+// and the certified relative duality gap of the step's LFDs: the mean over
+// mini-sets and repeats and the largest of any mini-set (log axis), as a
+// width×height PNG. Two series per panel whatever the number of repeats;
+// the y axes are fitted to the data with room for the legend above it.
 func TrainingCurves(w io.Writer, names []string, hs [][]Step, width, height int) error {
 	if len(hs) == 0 || len(names) != len(hs) {
 		return inputf("%d names for %d histories", len(names), len(hs))
 	}
-	risk := Chart{Title: "training: worst-case risk", XLabel: "step", YLabel: "mean worst-case risk"}
-	gap := Chart{Title: "LFD certified relative gap", XLabel: "step", YLabel: "mean relative gap", LogY: true}
+	risk := Chart{Title: "training: worst-case risk", XLabel: "step", YLabel: "mean worst-case risk", FitY: true}
+	gap := Chart{Title: "LFD certified relative gap", XLabel: "step", YLabel: "relative gap", LogY: true, FitY: true}
+	type acc struct{ risk, gap, maxGap float64 }
+	byStep := map[int]*acc{}
+	count := map[int]int{}
 	for r, h := range hs {
 		if len(h) == 0 {
 			return inputf("repeat %s has no steps", names[r])
 		}
-		var x, y, g []float64
+		var x, y []float64
 		for _, s := range h {
 			x = append(x, float64(s.Step))
 			y = append(y, s.Risk)
-			g = append(g, s.MeanRelGap)
+			a := byStep[s.Step]
+			if a == nil {
+				a = &acc{}
+				byStep[s.Step] = a
+			}
+			a.risk += s.Risk
+			a.gap += s.MeanRelGap
+			a.maxGap = max(a.maxGap, s.MaxRelGap, s.MeanRelGap)
+			count[s.Step]++
 		}
-		label := "repeat " + names[r]
-		if len(hs) > 10 {
-			label = ""
+		c := Curve{X: x, Y: y, Faint: len(hs) > 1}
+		if r == 0 {
+			c.Label = "repeat " + names[0]
+			if len(hs) > 1 {
+				c.Label = fmt.Sprintf("each repeat (%s–%s)", names[0], names[len(names)-1])
+			}
 		}
-		risk.Curves = append(risk.Curves, Curve{Label: label, X: x, Y: y})
-		gap.Curves = append(gap.Curves, Curve{Label: label, X: x, Y: g})
+		risk.Curves = append(risk.Curves, c)
 	}
+	steps := make([]int, 0, len(byStep))
+	for st := range byStep {
+		steps = append(steps, st)
+	}
+	sort.Ints(steps)
+	var x, mr, mg, xg []float64
+	for _, st := range steps {
+		a, n := byStep[st], float64(count[st])
+		x = append(x, float64(st))
+		mr = append(mr, a.risk/n)
+		mg = append(mg, a.gap/n)
+		xg = append(xg, a.maxGap)
+	}
+	if len(hs) > 1 {
+		risk.Curves = append(risk.Curves, Curve{Label: fmt.Sprintf("mean of %d repeats", len(hs)), X: x, Y: mr})
+	}
+	gap.Curves = []Curve{{Label: "mean over mini-sets and repeats", X: x, Y: mg}, {Label: "largest of any mini-set", X: x, Y: xg, Dashed: true}}
 	positive := false
 	for _, c := range gap.Curves {
 		for _, v := range c.Y {

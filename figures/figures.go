@@ -6,12 +6,15 @@
 // (Appendix C), and training curves read from a run's history.json files.
 //
 // Every function renders to an io.Writer as PNG at the requested size in
-// pixels; Save writes a figure to a file through a temporary name and a
-// rename. Inputs are checked first: wrong lengths, NaN or ±Inf, labels out
+// pixels, or as SVG, PDF or EPS when the writer comes from As (at 96 pixels
+// per inch); Save writes a figure to a file in the format its extension
+// names (.png, .svg, .pdf, .eps; others are refused) through a temporary
+// name and a rename. Inputs are checked first: wrong lengths, NaN or ±Inf, labels out
 // of range or an impossible size give an error and nothing is drawn.
 package figures
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -19,12 +22,18 @@ import (
 	"image/png"
 	"io"
 	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgeps"
 	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/drknn/drknn/internal/atomicfile"
 )
@@ -43,10 +52,47 @@ const (
 	dpi       = 96
 )
 
-// Save renders a figure with render and writes it to path atomically: the
-// file appears complete or not at all.
+// Formats are the output formats, by file extension.
+var Formats = []string{"png", "svg", "pdf", "eps"}
+
+// FormatOf is the format a file name asks for (its extension, lower case);
+// an unknown or missing extension is an ErrInput naming the formats.
+func FormatOf(path string) (string, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	if !slices.Contains(Formats, ext) {
+		if ext == "" {
+			return "", inputf("%s: no file extension; want .png, .svg, .pdf or .eps", path)
+		}
+		return "", inputf("%s: unknown extension .%s; want .png, .svg, .pdf or .eps", path, ext)
+	}
+	return ext, nil
+}
+
+type formatWriter struct {
+	io.Writer
+	format string
+}
+
+// As makes the figure functions render to w in format (one of Formats)
+// instead of PNG.
+func As(w io.Writer, format string) io.Writer { return formatWriter{w, format} }
+
+func formatOf(w io.Writer) string {
+	if f, ok := w.(formatWriter); ok {
+		return f.format
+	}
+	return "png"
+}
+
+// Save renders a figure with render, in the format path's extension names
+// (FormatOf), and writes it to path atomically: the file appears complete
+// or not at all.
 func Save(path string, render func(w io.Writer) error) error {
-	if err := atomicfile.Write(path, render); err != nil {
+	format, err := FormatOf(path)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(path, func(w io.Writer) error { return render(As(w, format)) }); err != nil {
 		return fmt.Errorf("figure %s: %w", path, err)
 	}
 	return nil
@@ -80,7 +126,7 @@ func renderRow(w io.Writer, what string, n int, build func(i int) (*plot.Plot, e
 }
 
 // renderGrid draws plots in a rows×cols grid on a width×height canvas and
-// encodes it as PNG.
+// encodes it as PNG (or the format of As).
 func renderGrid(w io.Writer, plots [][]*plot.Plot, width, height int) (err error) {
 	if err := checkSize(width, height); err != nil {
 		return err
@@ -93,7 +139,22 @@ func renderGrid(w io.Writer, plots [][]*plot.Plot, width, height int) (err error
 		}
 	}()
 	pt := func(px int) vg.Length { return vg.Length(px) * vg.Inch / dpi }
-	c := vgimg.NewWith(vgimg.UseWH(pt(width), pt(height)), vgimg.UseDPI(dpi))
+	format := formatOf(w)
+	var c vg.CanvasSizer
+	var img *vgimg.Canvas
+	switch format {
+	case "png":
+		img = vgimg.NewWith(vgimg.UseWH(pt(width), pt(height)), vgimg.UseDPI(dpi))
+		c = img
+	case "svg":
+		c = vgsvg.New(pt(width), pt(height))
+	case "pdf":
+		c = vgpdf.New(pt(width), pt(height))
+	case "eps":
+		c = vgeps.New(pt(width), pt(height))
+	default:
+		return inputf("unknown format %q; want one of %v", format, Formats)
+	}
 	dc := draw.New(c)
 	rows, cols := len(plots), len(plots[0])
 	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Points(6), PadY: vg.Points(6),
@@ -120,7 +181,25 @@ func renderGrid(w io.Writer, plots [][]*plot.Plot, width, height int) (err error
 			}
 		}
 	}
-	img := c.Image()
+	if format == "eps" {
+		// vgeps (gonum/plot 0.14) starts the file with "%%!PS-Adobe…";
+		// the EPS magic is "%!PS-Adobe", which viewers look for.
+		var b bytes.Buffer
+		if _, err := c.(io.WriterTo).WriteTo(&b); err != nil {
+			return err
+		}
+		_, err := w.Write(bytes.Replace(b.Bytes(), []byte("%%!PS-Adobe"), []byte("%!PS-Adobe"), 1))
+		return err
+	}
+	if img == nil {
+		_, err := c.(io.WriterTo).WriteTo(w)
+		return err
+	}
+	return encodePNG(w, img.Image(), width, height)
+}
+
+// encodePNG writes img as a width×height PNG.
+func encodePNG(w io.Writer, img image.Image, width, height int) error {
 	if b := img.Bounds(); b.Dx() != width || b.Dy() != height {
 		// vgimg rounds the canvas size; crop or pad to the exact request.
 		out := image.NewRGBA(image.Rect(0, 0, width, height))

@@ -454,3 +454,108 @@ func TestTickLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveFormats: the file's extension picks the format (-out x.svg used
+// to get PNG bytes); an unknown extension is refused before anything is
+// written.
+func TestSaveFormats(t *testing.T) {
+	dir := t.TempDir()
+	charts := []Chart{{Title: "t", Curves: []Curve{{Label: "a", X: []float64{1, 2, 3}, Y: []float64{0.5, 0.7, 0.6}}}}}
+	for ext, magic := range map[string][]string{
+		"png": {"\x89PNG"}, "svg": {"<?xml", "<svg"}, "SVG": {"<?xml", "<svg"}, "pdf": {"%PDF"}, "eps": {"%!PS"},
+	} {
+		path := filepath.Join(dir, "f."+ext)
+		if err := Save(path, func(w io.Writer) error { return Charts(w, charts, 400, 300) }); err != nil {
+			t.Fatalf("%s: %v", ext, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := false
+		for _, m := range magic {
+			ok = ok || bytes.HasPrefix(b, []byte(m))
+		}
+		if !ok {
+			t.Fatalf("%s: file starts with %q", ext, b[:min(len(b), 20)])
+		}
+		if strings.EqualFold(ext, "svg") && !bytes.Contains(b, []byte("<svg")) {
+			t.Fatal("svg: no <svg element")
+		}
+	}
+	for _, name := range []string{"f.jpg", "f"} {
+		err := Save(filepath.Join(dir, name), func(w io.Writer) error { return Charts(w, charts, 400, 300) })
+		if !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), ".png, .svg, .pdf or .eps") {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Fatalf("%s written", name)
+		}
+	}
+}
+
+// TestFitY: the fitted range contains the data with a margin, stays inside
+// the floor and ceiling, and leaves room for the legend on its side.
+func TestFitY(t *testing.T) {
+	lo, hi, ok := FitY([]float64{0.845, 0.84, 0.855}, false, 0, 1, 0, true)
+	if !ok || !(lo < 0.84 && hi > 0.855) || hi-lo > 0.1 {
+		t.Fatalf("[%v, %v]", lo, hi)
+	}
+	lo2, hi2, _ := FitY([]float64{0.845, 0.84, 0.855}, false, 0, 1, 2, true)
+	if lo2 != lo || !(hi2 > hi) {
+		t.Fatalf("legend room: [%v, %v] vs [%v, %v]", lo2, hi2, lo, hi)
+	}
+	lo3, hi3, _ := FitY([]float64{0.845, 0.84, 0.855}, false, 0, 1, 2, false)
+	if hi3 != hi || !(lo3 < lo) {
+		t.Fatalf("legend room below: [%v, %v]", lo3, hi3)
+	}
+	if lo, hi, _ := FitY([]float64{0, 1}, false, 0, 1, 0, true); lo != 0 || hi != 1 {
+		t.Fatalf("clipped to [0, 1]: [%v, %v]", lo, hi)
+	}
+	if lo, hi, _ := FitY([]float64{0.5, 0.5}, false, 0, 1, 0, true); !(lo < 0.5 && hi > 0.5) {
+		t.Fatalf("one value: [%v, %v]", lo, hi)
+	}
+	if lo, hi, _ := FitY([]float64{3e-4, 9e-4}, true, 0, 0, 0, true); !(lo > 1e-4 && lo < 3e-4 && hi > 9e-4 && hi < 2e-3) {
+		t.Fatalf("log: [%v, %v]", lo, hi)
+	}
+	if _, _, ok := FitY(nil, false, 0, 1, 0, true); ok {
+		t.Fatal("no values fitted")
+	}
+}
+
+// TestSweepAxis: both panels of Appendix C share a y range fitted to their
+// accuracies — it contains every value and is narrower than [0, 1] when
+// they are (the axis was fixed at [0, 1], hiding differences of a few
+// queries).
+func TestSweepAxis(t *testing.T) {
+	d := gauss3(t, 10)
+	e := &Episode{Train: d.Train, TrainLabels: d.TrainLabels, N: len(d.TrainLabels), D: 2, M: 3, P: d.P,
+		Query: d.Query, QueryLabels: d.QueryLabels}
+	charts, err := sweepCharts(e, DefaultKs, []float64{0.01, 0.1, 1, 10}, 5, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ys []float64
+	for _, ch := range charts {
+		ys = append(ys, yValues(ch.Curves, false)...)
+	}
+	dlo, dhi := ys[0], ys[0]
+	for _, v := range ys {
+		dlo, dhi = min(dlo, v), max(dhi, v)
+	}
+	for i, ch := range charts {
+		p, err := ch.plot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(p.Y.Min < dlo && p.Y.Max > dhi) || (dlo > 0.1 && dhi < 0.9 && !(p.Y.Min > 0 || p.Y.Max < 1)) {
+			t.Fatalf("panel %d: axis [%v, %v] for accuracies in [%v, %v]", i, p.Y.Min, p.Y.Max, dlo, dhi)
+		}
+		if dhi-dlo < 0.5 && p.Y.Max-p.Y.Min >= 1 {
+			t.Fatalf("panel %d: axis [%v, %v] not fitted to [%v, %v]", i, p.Y.Min, p.Y.Max, dlo, dhi)
+		}
+	}
+	if charts[0].YMin != charts[1].YMin || charts[0].YMax != charts[1].YMax {
+		t.Fatal("the panels' y ranges differ")
+	}
+}

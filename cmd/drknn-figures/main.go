@@ -1,4 +1,6 @@
-// Command drknn-figures draws the paper's figures as PNG files.
+// Command drknn-figures draws the paper's figures as PNG, SVG, PDF or EPS
+// files: the format is -out's extension (.png, .svg, .pdf, .eps; any other
+// is refused).
 //
 //	drknn-figures lfd     -out fig3.png [-per-class 15] [-noise 0.8] [-theta 0.3] [-k 5] [-bandwidth 0] [-seed 1]
 //	drknn-figures regions -config configs/mnist.yaml [-set key=value …] [-repeat 0] -out fig5.png
@@ -13,7 +15,9 @@
 // accuracy, as drknn-train with -set model.dim=2 — beside 2-D PCA, SVD and
 // NCA projections); regions -export draws the embedding methods of an export
 // with d = 2; sweep is Appendix C (accuracy against k and against the
-// kernel bandwidth); curves draws every repeat's training risk and LFD gap.
+// kernel bandwidth; the y axis fitted to the accuracies); curves draws each
+// repeat's training risk with the mean over the repeats, and the LFD gaps'
+// mean and maximum.
 // The figures are package figures; experiment.Figure wires them.
 //
 // Exit status: 0 done, 1 failed, 2 bad usage or input, 130 interrupted.
@@ -50,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	req := experiment.FigureRequest{Kind: args[0], LFD: figures.DefaultLFDSettings()}
 	fs := flag.NewFlagSet("drknn-figures "+req.Kind, flag.ContinueOnError)
-	fs.StringVar(&req.Out, "out", "", "output PNG file")
+	fs.StringVar(&req.Out, "out", "", "output file: .png, .svg, .pdf or .eps")
 	w, h := 1100, 420
 	var sets cli.MultiFlag
 	switch req.Kind {

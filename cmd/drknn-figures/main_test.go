@@ -223,3 +223,21 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestOutFormats: -out x.svg writes SVG (it used to write PNG bytes), and
+// an unknown extension is one usage line before any work.
+func TestOutFormats(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "fig3.svg")
+	if code, _, se := runCmd("lfd", "-out", svg, "-queries", "5"); code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil || !(bytes.HasPrefix(b, []byte("<?xml")) || bytes.HasPrefix(b, []byte("<svg"))) || !bytes.Contains(b, []byte("<svg")) {
+		t.Fatalf("%s: %q %v", svg, b[:min(len(b), 20)], err)
+	}
+	code, _, se := runCmd("lfd", "-out", filepath.Join(dir, "fig3.jpg"))
+	if code != 2 || strings.Count(se, "\n") != 1 || !strings.Contains(se, "unknown extension .jpg; want .png, .svg, .pdf or .eps") {
+		t.Fatalf("exit %d, stderr %q", code, se)
+	}
+}
