@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cli.CheckOut(dir, *resume, *force); err != nil {
 		return err
 	}
-	rep := &cli.Reporter{Term: stderr}
+	rep := &cli.Reporter{Term: stderr, Bar: true}
 	opts := experiment.TableOptions{OutDir: dir, ConfigDir: *configs, Quick: *quick, Sets: sets, Observer: rep.Observe,
 		CommitInfo: commitInfo(), Resume: *resume}
 	if *only != "" {
@@ -88,6 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		_, err = experiment.RunTable(ctx, opts)
 	}
+	rep.Close()
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w; continue with -resume -out %s", err, dir)
 	}

@@ -3,34 +3,118 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/experiment"
-	"github.com/schollz/progressbar/v3"
 )
 
 // Reporter renders experiment events: each run's log lines, time-stamped,
-// to DIR/train.log of its run folder (and to Log when set); a progress bar
-// over the repeats' training steps on Term when Bar is set; one line per
-// table cell on Term. Use Observe as the run's experiment.Observer and
-// check Err afterwards.
+// to DIR/train.log of its run folder (and to Log when set); when Bar is
+// set, one progress line on Term over all the work — training steps and
+// evaluation units of every repeat, and of every cell of a table — with the
+// time left estimated from measured costs (see progress), rewritten in
+// place on a terminal (fitted to its width) and as plain lines every 10%
+// elsewhere; where the log is written; one line per table cell. Use
+// Observe as the run's experiment.Observer, Close at the end, and check
+// Err afterwards.
 type Reporter struct {
-	Term io.Writer // progress bar and table lines (nil: none)
-	Bar  bool      // show a progress bar of the training steps
+	Term io.Writer // progress and table lines (nil: none)
+	Bar  bool      // show the progress
 	Log  io.Writer // a copy of the log lines (nil: none)
+	// Width is the progress line's width in columns: 0 asks Term (a
+	// terminal's width; anything else gets plain lines), < 0 forces plain
+	// lines. Now is the clock (nil: time.Now). Tests set both.
+	Width int
+	Now   func() time.Time
 
-	file *os.File
-	bar  *progressbar.ProgressBar
-	val  map[string]string // latest validation accuracy per objective (transfer)
-	err  error
+	file  *os.File
+	prog  *progress
+	table map[string]experiment.CellPlan // the table's cells (nil: a single run)
+	cell  string                         // the running cell
+	mark  cellMark                       // progress when the cell started
+	val   map[string]string              // latest validation accuracy per objective (transfer)
+	err   error
+}
+
+// cellMark is the progress at the start of a cell, to settle its count at
+// its end (a resumed cell reports only the steps it still runs).
+type cellMark struct {
+	steps, units int
+	left         map[string]int
+}
+
+func (r *Reporter) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Reporter) width() int {
+	if r.Width != 0 {
+		return max(r.Width, 0)
+	}
+	return terminalWidth(r.Term)
+}
+
+func (r *Reporter) newProgress() *progress {
+	if r.Term == nil || !r.Bar {
+		return nil
+	}
+	return newProgress(r.Term, r.width, r.now)
+}
+
+// println prints a line on Term above the progress line.
+func (r *Reporter) println(format string, args ...any) {
+	if r.Term == nil {
+		return
+	}
+	if r.prog != nil {
+		r.prog.clear()
+	}
+	fmt.Fprintf(r.Term, format+"\n", args...)
+	if r.prog != nil && r.prog.width() > 0 {
+		r.prog.draw(true)
+	}
+}
+
+// Close removes the progress line from the terminal (plain output gets a
+// last line).
+func (r *Reporter) Close() {
+	if r.prog != nil {
+		if r.prog.width() <= 0 {
+			r.prog.draw(true) // the last plain line: where the work ended
+		}
+		r.prog.clear()
+		r.prog = nil
+	}
 }
 
 // Observe renders one event.
 func (r *Reporter) Observe(e experiment.Event) {
+	if r.prog != nil {
+		r.prog.observe(e, r.cell)
+	}
 	switch e := e.(type) {
+	case experiment.TableStarted:
+		r.println("writing to %s (each cell's log: %s)", e.Dir, filepath.Join(e.Dir, "cells", "CELL", "train.log"))
+		r.table = map[string]experiment.CellPlan{}
+		r.prog = r.newProgress()
+		for _, c := range e.Cells {
+			r.table[c.Name] = c
+			if r.prog != nil {
+				r.prog.add(c.Repeats*(c.Steps+c.CVSteps), c.Repeats, c.Methods)
+			}
+		}
+	case experiment.CellStarted:
+		r.cell = e.Name
+		if r.prog != nil {
+			r.mark = cellMark{r.prog.doneSteps, r.prog.doneUnits, maps.Clone(r.prog.unitsLeft)}
+		}
 	case experiment.Started:
 		if e.Dir != "" {
 			f, err := os.OpenFile(filepath.Join(e.Dir, "train.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -40,33 +124,17 @@ func (r *Reporter) Observe(e experiment.Event) {
 				r.file = f
 			}
 		}
-		if r.Term != nil && r.Bar {
-			r.bar = progressbar.NewOptions(e.Repeats*max(e.Steps, 1),
-				progressbar.OptionSetWriter(r.Term),
-				progressbar.OptionSetDescription("training"),
-				progressbar.OptionShowCount(),
-				progressbar.OptionShowIts(),
-				progressbar.OptionSetItsString("steps"),
-				progressbar.OptionSetWidth(24),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-			)
-		}
-	case experiment.TableStarted:
-		if r.Term != nil {
-			fmt.Fprintf(r.Term, "writing to %s (each cell's log: %s)\n", e.Dir, filepath.Join(e.Dir, "cells", "CELL", "train.log"))
-		}
-	case experiment.StepDone:
-		if r.bar != nil && !e.CV {
-			st := e.Stats
-			r.bar.Describe(fmt.Sprintf("repeat %d step %d risk %.4f gap %.1e", e.Repeat+1, st.Step, st.Risk, st.MeanRelGap))
-			r.bar.Add(1)
-		}
-	case experiment.TransferStep:
-		if r.bar != nil {
-			st := e.Stats
-			r.bar.Describe(fmt.Sprintf("%s step %d loss %.4f lr %.1e%s", e.Objective, st.Step, st.Risk, e.LR, r.val[e.Objective]))
-			r.bar.Add(1)
+		if r.table == nil {
+			if e.Dir != "" {
+				r.println("log: %s", filepath.Join(e.Dir, "train.log"))
+			}
+			r.prog = r.newProgress()
+			if r.prog != nil {
+				r.prog.add(e.Repeats*(e.Steps+e.CVSteps), e.Repeats, e.Methods)
+				r.prog.draw(true)
+			}
+		} else if _, planned := r.table[r.cell]; !planned && r.prog != nil {
+			r.prog.add(e.Repeats*(e.Steps+e.CVSteps), e.Repeats, e.Methods) // the transfer table learns its work cell by cell
 		}
 	case experiment.Validated:
 		if r.val == nil {
@@ -84,9 +152,8 @@ func (r *Reporter) Observe(e experiment.Event) {
 			io.WriteString(r.Log, line)
 		}
 	case experiment.Finished:
-		if r.bar != nil {
-			r.bar.Finish()
-			r.bar = nil
+		if r.table == nil {
+			r.Close()
 		}
 		if r.file != nil {
 			if err := r.file.Close(); err != nil {
@@ -95,27 +162,49 @@ func (r *Reporter) Observe(e experiment.Event) {
 			r.file = nil
 		}
 	case experiment.TransferCellDone:
-		if r.Term == nil {
-			return
-		}
+		r.cell = ""
 		o := e.Outcome
 		if o.Results == nil {
-			fmt.Fprintf(r.Term, "%-20s skipped: %s\n", o.Cell.Name(), o.Skipped)
+			r.println("%-20s skipped: %s", o.Cell.Name(), o.Skipped)
 			return
 		}
-		fmt.Fprintf(r.Term, "%-20s drknn %.3f, proto_net %.3f  %5.1fs\n", o.Cell.Name(), o.Results.Methods["drknn"].Mean,
+		r.println("%-20s drknn %.3f, proto_net %.3f  %5.1fs", o.Cell.Name(), o.Results.Methods["drknn"].Mean,
 			o.Results.Methods["proto_net"].Mean, o.Results.Seconds)
 	case experiment.CellDone:
-		if r.Term == nil {
-			return
-		}
+		r.settle(e.Cell)
 		o := e.Cell
 		if o.Results == nil {
-			fmt.Fprintf(r.Term, "%-20s skipped: %s\n", o.Name, o.Skipped)
+			r.println("%-20s skipped: %s", o.Name, o.Skipped)
 			return
 		}
 		paper, _ := eval.PaperAccuracy("drknn", o.Column)
-		fmt.Fprintf(r.Term, "%-20s drknn %.3f (paper %.3f)  %5.1fs\n", o.Name, o.Results.Methods["drknn"].Mean, paper, o.Results.Seconds)
+		if o.Reused {
+			r.println("%-20s drknn %.3f (paper %.3f)  reused", o.Name, o.Results.Methods["drknn"].Mean, paper)
+			return
+		}
+		r.println("%-20s drknn %.3f (paper %.3f)  %5.1fs", o.Name, o.Results.Methods["drknn"].Mean, paper, o.Results.Seconds)
+	}
+}
+
+// settle brings the progress to the end of a cell: the work of a skipped
+// or reused cell is removed; a run cell counts as all done (a resumed one
+// reports only the steps it still ran).
+func (r *Reporter) settle(o experiment.CellOutcome) {
+	r.cell = ""
+	plan, ok := r.table[o.Name]
+	if r.prog == nil || !ok {
+		return
+	}
+	p := r.prog
+	if o.Results == nil || o.Reused {
+		p.add(-plan.Repeats*(plan.Steps+plan.CVSteps), -plan.Repeats, plan.Methods)
+		p.draw(false)
+		return
+	}
+	p.doneSteps = max(p.doneSteps, r.mark.steps+plan.Repeats*(plan.Steps+plan.CVSteps))
+	p.doneUnits = max(p.doneUnits, r.mark.units+plan.Repeats*len(plan.Methods))
+	for _, m := range plan.Methods {
+		p.unitsLeft[m] = min(p.unitsLeft[m], max(r.mark.left[m]-plan.Repeats, 0))
 	}
 }
 
