@@ -3,10 +3,10 @@ package figures
 import (
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"os"
-	"image/color"
 	"path/filepath"
 	"slices"
 	"sort"
