@@ -297,7 +297,7 @@ func (ch *Chart) plot() (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		col := color.RGBA{190, 190, 190, 255}
+		col := color.RGBA{170, 170, 170, 255}
 		if !c.Faint {
 			col = ClassColour(colour)
 			colour++
@@ -309,7 +309,7 @@ func (ch *Chart) plot() (*plot.Plot, error) {
 			pts.Radius = 0
 		}
 		if c.Faint {
-			l.Width = vg.Points(0.7)
+			l.Width = vg.Points(0.8)
 		}
 		if c.Dashed {
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
@@ -317,7 +317,9 @@ func (ch *Chart) plot() (*plot.Plot, error) {
 		p.Add(l, pts)
 		if c.Label != "" {
 			if pts.Radius == 0 {
-				p.Legend.Add(c.Label, l)
+				thumb := *l // a faint line's swatch drawn thicker, to be seen
+				thumb.Width = max(thumb.Width, vg.Points(1.5))
+				p.Legend.Add(c.Label, &thumb)
 			} else {
 				p.Legend.Add(c.Label, l, pts)
 			}
