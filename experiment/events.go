@@ -45,8 +45,9 @@ type StepDone struct {
 type UnitDone struct {
 	Repeat   int
 	Method   string
-	Accuracy float64
+	Accuracy float64 // NaN when the method failed
 	Seconds  float64
+	Err      string // why the method failed on this repeat ("" = it did not)
 }
 
 // RepeatDone reports a finished repeat.

@@ -2,7 +2,9 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -210,6 +212,11 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 	if opts.OutDir != "" {
 		if err := writeJSON(filepath.Join(opts.OutDir, "results.json"), res); err != nil {
 			return nil, err
+		}
+		if !opts.KeepCheckpoints { // the export holds the weights (Options.KeepCheckpoints)
+			if err := os.Remove(filepath.Join(opts.OutDir, "checkpoint.bin")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return nil, err
+			}
 		}
 	}
 	return res, nil

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/drknn/drknn/datasets"
@@ -285,7 +287,10 @@ type Repeat struct {
 	LFDLOO   *optlayer.Result // the LFD at ThetaLOO.Theta, what drknn_loo votes with
 	Accuracy map[string]float64
 	Scores   map[string]eval.Scores // accuracy (= Accuracy), log-loss and ECE of each method
-	Record   EpisodeRecord
+	// MethodErr holds the methods that failed on this repeat and why
+	// (they have no Accuracy or Scores); the repeat goes on with the others.
+	MethodErr map[string]string
+	Record    EpisodeRecord
 }
 
 // RepeatOptions control RunRepeat.
@@ -296,6 +301,11 @@ type RepeatOptions struct {
 	Observer Observer // must be safe for concurrent use when repeats run in parallel
 }
 
+// failHook, when set (tests only), is called at the start of repeat r
+// (method "") and before each of its methods: an error it returns is that
+// repeat's or method's failure.
+var failHook func(r int, method string) error
+
 // RunRepeat runs repeat r of the experiment cfg on the data set d: the one
 // function every command's experiment goes through. When ctx is cancelled
 // it stops after the current training step, keeping the checkpoint.
@@ -305,11 +315,16 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	if notify == nil {
 		notify = func(Event) {}
 	}
+	if failHook != nil {
+		if err := failHook(r, ""); err != nil {
+			return nil, err
+		}
+	}
 	ep, err := NewEpisode(cfg, d, r)
 	if err != nil {
 		return nil, err
 	}
-	rep := &Repeat{Episode: ep, Accuracy: map[string]float64{}, Scores: map[string]eval.Scores{}}
+	rep := &Repeat{Episode: ep, Accuracy: map[string]float64{}, Scores: map[string]eval.Scores{}, MethodErr: map[string]string{}}
 	rep.Record = EpisodeRecord{Seed: ep.Seed, Classes: ep.Classes, ClassNames: ep.ClassNames, TrainIndex: ep.TrainIndex,
 		QueryIndex: ep.QueryIndex, Short: ep.Short, Impute: ep.Impute, Standardize: ep.Standardize, LabelNoise: ep.LabelNoise}
 	if rep.Theta, err = ChooseTheta(ctx, cfg, ep, notify); err != nil {
@@ -358,21 +373,49 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	if methods == nil {
 		methods = cfg.methods()
 	}
-	// One loop over the methods: a method's error is the place to record
-	// it and go on with the others (issue 14); today it ends the repeat.
+	// A method that fails is recorded (MethodErr, the episode record's
+	// method_errors) and the others go on: one failing baseline never
+	// loses the repeat.
 	for _, m := range methods {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("stopped before evaluating %s: %w", m, context.Cause(ctx))
 		}
 		t0 := time.Now()
-		sc, err := rep.EvaluateScores(cfg, m)
+		var sc eval.Scores
+		var err error
+		if failHook != nil {
+			err = failHook(r, m)
+		}
+		if err == nil {
+			sc, err = rep.EvaluateScores(cfg, m)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", m, err)
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("stopped evaluating %s: %w", m, context.Cause(ctx))
+			}
+			msg := OneLine(err)
+			rep.MethodErr[m] = msg
+			if rep.Record.MethodErrors == nil {
+				rep.Record.MethodErrors = map[string]string{}
+			}
+			rep.Record.MethodErrors[m] = msg
+			notify(Message{fmt.Sprintf("repeat %d: %s failed: %s", r+1, m, msg)})
+			notify(UnitDone{Repeat: r, Method: m, Accuracy: math.NaN(), Seconds: time.Since(t0).Seconds(), Err: msg})
+			continue
 		}
 		rep.Accuracy[m], rep.Scores[m] = sc.Accuracy, sc
 		notify(UnitDone{Repeat: r, Method: m, Accuracy: sc.Accuracy, Seconds: time.Since(t0).Seconds()})
 	}
-	notify(Message{fmt.Sprintf("repeat %d: drknn %.4f, embedding_knn %.4f (%d queries%s)", r+1, rep.Accuracy["drknn"], rep.Accuracy["embedding_knn"],
+	accText := func(m string) string {
+		if a, ok := rep.Accuracy[m]; ok {
+			return fmt.Sprintf("%.4f", a)
+		}
+		if rep.MethodErr[m] != "" {
+			return "failed"
+		}
+		return "–"
+	}
+	notify(Message{fmt.Sprintf("repeat %d: drknn %s, embedding_knn %s (%d queries%s)", r+1, accText("drknn"), accText("embedding_knn"),
 		ep.Query.Len(), map[bool]string{true: ", all that remained", false: ""}[ep.Short])})
 
 	if o.Dir != "" {
@@ -524,6 +567,11 @@ func (rep *Repeat) Export(dir string, cfg Config) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	return predict.WriteExport(dir, m, man, rep.QueryEmb, rep.Episode.Query.Len(), rep.Episode.QueryLabels)
+}
+
+// OneLine is err's message on one line (an error recorded in results.json).
+func OneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
 }
 
 // errStopped reports whether err is a cancellation (Ctrl-C) rather than a

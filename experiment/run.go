@@ -10,7 +10,10 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -34,87 +37,115 @@ type Options struct {
 	OutDir   string   // run folder (results.json, repeats/NN/…); "" writes nothing
 	Resume   bool     // continue from checkpoints in OutDir
 	Observer Observer // progress and log events (nil: none); see Started
+	// KeepCheckpoints keeps the repeats' checkpoint.bin files once the run
+	// is finished. By default they are deleted after results.json is
+	// written: each repeat's export holds its trained weights, and a
+	// checkpoint (weights, Adam moments, history) only serves -resume of an
+	// unfinished run. An interrupted or failed repeat keeps its checkpoint.
+	KeepCheckpoints bool
+
+	tempsRemoved int // stale temporaries removed on start (logged)
+}
+
+// removeTemps removes the stale temporaries of OutDir (RemoveTemps), once.
+func (o *Options) removeTemps() error {
+	if o.OutDir == "" || o.tempsRemoved != 0 {
+		return nil
+	}
+	n, err := RemoveTemps(o.OutDir)
+	o.tempsRemoved = n
+	return err
 }
 
 // MethodResult is one method's accuracy over the repeats, and (protocol
 // episodes) its log-loss and expected calibration error on each repeat's
 // queries (eval.Score: log-loss clipped at 1e-15, ECE over 15 bins).
+//
+// A method that failed on a repeat (e.g. a network baseline whose solve is
+// singular) has NaN there in PerRepeat (null in results.json, also in
+// log_loss and ece), its repeat numbers in Failed and the first failure's
+// message in Error; Mean and CI95 are over the repeats it completed, NaN
+// (null) when it completed none. A repeat that failed as a whole is NaN
+// for every method.
 type MethodResult struct {
 	Mean      float64   `json:"mean"`
 	CI95      float64   `json:"ci95"` // half-width of the 95% t-interval; null with one repeat
 	PerRepeat []float64 `json:"per_repeat"`
 	LogLoss   *Metric   `json:"log_loss,omitempty"`
 	ECE       *Metric   `json:"ece,omitempty"`
+	Error     string    `json:"error,omitempty"`  // the first failure: "repeat N: message"
+	Failed    []int     `json:"failed,omitempty"` // 1-based repeats where the method has no accuracy
+}
+
+// Completed returns the accuracies of the repeats the method completed.
+func (m MethodResult) Completed() []float64 { return finite(m.PerRepeat) }
+
+// finite returns the values of xs that are not NaN.
+func finite(xs []float64) []float64 {
+	var out []float64
+	for _, a := range xs {
+		if !math.IsNaN(a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // Metric is a score's mean over the repeats with its 95% t-interval
 // half-width (NaN, written null, with one repeat) and its value on each
-// repeat.
+// repeat (NaN, written null, where the method failed).
 type Metric struct {
 	Mean      float64
 	CI95      float64
 	PerRepeat []float64
 }
 
-// newMetric summarises per-repeat values.
+// newMetric summarises per-repeat values over those that are not NaN
+// (nil when none is).
 func newMetric(xs []float64) (*Metric, error) {
-	s, err := eval.Summarize(xs)
+	done := finite(xs)
+	if len(done) == 0 {
+		return nil, nil
+	}
+	s, err := eval.Summarize(done)
 	if err != nil {
 		return nil, err
 	}
 	return &Metric{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: xs}, nil
 }
 
-// MarshalJSON writes a NaN half-width (one repeat) as null.
+// MarshalJSON writes NaN values as null.
 func (m Metric) MarshalJSON() ([]byte, error) {
-	return json.Marshal(ciJSON(m.Mean, m.CI95, m.PerRepeat))
+	return json.Marshal(methodJSON{Mean: nullNaN(m.Mean), CI95: nullNaN(m.CI95), PerRepeat: nullNaNs(m.PerRepeat)})
 }
 
-// ciJSON is the JSON form of a mean, a half-width (null when NaN) and the
-// per-repeat values.
-func ciJSON(mean, ci float64, per []float64) any {
-	type plain struct {
-		Mean      float64   `json:"mean"`
-		CI95      *float64  `json:"ci95"`
-		PerRepeat []float64 `json:"per_repeat"`
-	}
-	p := plain{Mean: mean, PerRepeat: per}
-	if !math.IsNaN(ci) {
-		p.CI95 = &ci
-	}
-	return p
-}
-
-// UnmarshalJSON reads a null half-width as NaN.
+// UnmarshalJSON reads null values as NaN.
 func (m *Metric) UnmarshalJSON(b []byte) error {
-	var p struct {
-		Mean      float64   `json:"mean"`
-		CI95      *float64  `json:"ci95"`
-		PerRepeat []float64 `json:"per_repeat"`
-	}
+	var p methodJSON
 	if err := json.Unmarshal(b, &p); err != nil {
 		return err
 	}
-	m.Mean, m.CI95, m.PerRepeat = p.Mean, math.NaN(), p.PerRepeat
-	if p.CI95 != nil {
-		m.CI95 = *p.CI95
-	}
+	*m = Metric{Mean: nanNull(p.Mean), CI95: nanNull(p.CI95), PerRepeat: nanNulls(p.PerRepeat)}
 	return nil
 }
 
 // EpisodeRecord says exactly which samples a repeat used, as indices into
 // the data set in the reader's natural order.
 type EpisodeRecord struct {
-	Seed       int64     `json:"seed"`
-	Classes    []int     `json:"classes"`
-	ClassNames []string  `json:"class_names"`
-	TrainIndex []int     `json:"train_index"`
-	QueryIndex []int     `json:"query_index"`
-	Short      bool      `json:"short"` // fewer queries remained than requested: all were used
-	Theta      []float64 `json:"theta"`
-	FinalRisk  float64   `json:"final_risk"`
-	LFDRelGap  float64   `json:"lfd_rel_gap"`
-	Seconds    float64   `json:"seconds"`
+	Seed int64 `json:"seed"`
+	// Error is why the repeat failed as a whole (it has no accuracy for
+	// any method); MethodErrors why single methods failed on it.
+	Error        string            `json:"error,omitempty"`
+	MethodErrors map[string]string `json:"method_errors,omitempty"`
+	Classes      []int             `json:"classes"`
+	ClassNames   []string          `json:"class_names"`
+	TrainIndex   []int             `json:"train_index"`
+	QueryIndex   []int             `json:"query_index"`
+	Short        bool              `json:"short"` // fewer queries remained than requested: all were used
+	Theta        []float64         `json:"theta"`
+	FinalRisk    float64           `json:"final_risk"`
+	LFDRelGap    float64           `json:"lfd_rel_gap"`
+	Seconds      float64           `json:"seconds"`
 	// Impute records the fill of missing values (data.missing mean or mode)
 	// from the training samples: a new sample's missing value j becomes
 	// values[j] before standardisation.
@@ -147,6 +178,10 @@ type Results struct {
 	// Transfer is the transfer protocol's split, training runs and
 	// test-time settings (protocol transfer only).
 	Transfer *TransferInfo `json:"transfer,omitempty"`
+	// Errors lists every failure of the run, one line each ("repeat 3:
+	// metaoptnet: …", "repeat 5: …" for a whole repeat): the run went on
+	// without them, and drknn-train exits with status 3.
+	Errors []string `json:"errors,omitempty"`
 }
 
 // LoadData reads the configured data set. Your own data (imagefolder,
@@ -185,6 +220,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Results, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if err := opts.removeTemps(); err != nil {
+		return nil, err
+	}
 	if cfg.Protocol == ProtocolTransfer {
 		return runTransfer(ctx, cfg, opts, start)
 	}
@@ -198,6 +236,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Results, error) {
 // RunData is Run on a data set already in memory (the table reuses one
 // load across its cells).
 func RunData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options) (*Results, error) {
+	if err := opts.removeTemps(); err != nil {
+		return nil, err
+	}
 	if cfg.Protocol == ProtocolTransfer {
 		return runTransferData(ctx, cfg, d, TransferOptions{Options: opts}, time.Now())
 	}
@@ -227,6 +268,9 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 	if s := d.Report.Summary(); s != "" {
 		notify(Message{fmt.Sprintf("%s: %s", cfg.Dataset, s)})
 	}
+	if opts.tempsRemoved > 0 {
+		notify(Message{fmt.Sprintf("removed %d stale temporary file(s) of an interrupted write under %s", opts.tempsRemoved, opts.OutDir)})
+	}
 
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -235,51 +279,51 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 	reps := make([]*Repeat, cfg.Repeats)
 	errs := make([]error, cfg.Repeats)
 	// Repeats run in parallel, each on one goroutine and writing only its
-	// own slot; the first failure stops the others (their errors are then
-	// cancellations, so the reported error is the real one).
-	g, gctx := errgroup.WithContext(ctx)
+	// own slot. A failing repeat is recorded and the others go on; only a
+	// cancelled ctx (Ctrl-C) stops them all.
+	var g errgroup.Group
 	g.SetLimit(workers)
 	for r := 0; r < cfg.Repeats; r++ {
 		g.Go(func() error {
-			if errs[r] = gctx.Err(); errs[r] != nil {
-				return errs[r] // another repeat failed, or the run was stopped
+			if errs[r] = ctx.Err(); errs[r] != nil {
+				return nil // the run was stopped
 			}
 			o := RepeatOptions{Resume: opts.Resume, Observer: notify}
 			if opts.OutDir != "" {
 				o.Dir = filepath.Join(opts.OutDir, "repeats", fmt.Sprintf("%02d", r+1))
 			}
-			reps[r], errs[r] = RunRepeat(gctx, cfg, d, r, o)
-			return errs[r]
+			reps[r], errs[r] = RunRepeat(ctx, cfg, d, r, o)
+			if errs[r] != nil && !errStopped(errs[r]) {
+				notify(Message{fmt.Sprintf("repeat %d failed: %v", r+1, errs[r])})
+			}
+			return nil
 		})
 	}
 	g.Wait()
-	if err := firstError(ctx, errs); err != nil {
-		return nil, err
+	if ctx.Err() != nil {
+		return nil, firstError(ctx, errs)
+	}
+	if failed := slices.IndexFunc(reps, func(rep *Repeat) bool { return rep != nil }); failed < 0 {
+		return nil, firstError(ctx, errs) // every repeat failed: nothing to record
 	}
 	res = &Results{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: cfg.Repeats, Seed: cfg.Seed,
 		Methods: map[string]MethodResult{}, Config: cfg}
-	for _, rep := range reps {
+	for r, rep := range reps {
+		if rep == nil {
+			msg := fmt.Sprintf("repeat %d: %v", r+1, errs[r])
+			res.Episodes = append(res.Episodes, EpisodeRecord{Seed: RepeatSeed(cfg, r), Error: errs[r].Error()})
+			res.Errors = append(res.Errors, msg)
+			continue
+		}
 		res.Episodes = append(res.Episodes, rep.Record)
+		for _, m := range slices.Sorted(maps.Keys(rep.MethodErr)) {
+			res.Errors = append(res.Errors, fmt.Sprintf("repeat %d: %s: %s", r+1, m, rep.MethodErr[m]))
+		}
 	}
 	for _, m := range cfg.methods() {
-		var accs, ll, ece []float64
-		for _, rep := range reps {
-			accs = append(accs, rep.Accuracy[m])
-			ll = append(ll, rep.Scores[m].LogLoss)
-			ece = append(ece, rep.Scores[m].ECE)
-		}
-		s, err := eval.Summarize(accs)
-		if err != nil {
+		if res.Methods[m], err = summarizeMethod(m, reps, errs); err != nil {
 			return nil, err
 		}
-		mr := MethodResult{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: accs}
-		if mr.LogLoss, err = newMetric(ll); err != nil {
-			return nil, fmt.Errorf("%s log-loss: %w", m, err)
-		}
-		if mr.ECE, err = newMetric(ece); err != nil {
-			return nil, fmt.Errorf("%s ECE: %w", m, err)
-		}
-		res.Methods[m] = mr
 	}
 	res.Seconds = time.Since(start).Seconds()
 	keys := make([]string, 0, len(res.Methods))
@@ -289,12 +333,71 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 	sort.Strings(keys)
 	for _, m := range keys {
 		r := res.Methods[m]
-		notify(Message{fmt.Sprintf("%-18s %.4f ± %.4f", m, r.Mean, r.CI95)})
+		line := fmt.Sprintf("%-18s %.4f ± %.4f", m, r.Mean, r.CI95)
+		if r.Error != "" {
+			line += fmt.Sprintf(" (failed in %d of %d repeats: %s)", len(r.Failed), cfg.Repeats, r.Error)
+		}
+		notify(Message{line})
 	}
 	if opts.OutDir != "" {
 		if err := writeJSON(filepath.Join(opts.OutDir, "results.json"), res); err != nil {
 			return nil, err
 		}
+		if !opts.KeepCheckpoints {
+			for r, rep := range reps {
+				if rep == nil {
+					continue
+				}
+				p := filepath.Join(opts.OutDir, "repeats", fmt.Sprintf("%02d", r+1), "checkpoint.bin")
+				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, err
+				}
+			}
+		}
+	}
+	return res, nil
+}
+
+// summarizeMethod is method m's result over the repeats: NaN and the
+// error where a repeat failed as a whole (errs[r]) or the method failed on
+// it; the mean and interval over the rest.
+func summarizeMethod(m string, reps []*Repeat, errs []error) (MethodResult, error) {
+	res := MethodResult{Mean: math.NaN(), CI95: math.NaN(), PerRepeat: make([]float64, len(reps))}
+	ll, ece := make([]float64, len(reps)), make([]float64, len(reps))
+	for r, rep := range reps {
+		why := ""
+		switch {
+		case rep == nil:
+			why = OneLine(errs[r])
+		case rep.MethodErr[m] != "":
+			why = rep.MethodErr[m]
+		default:
+			if a, ok := rep.Accuracy[m]; ok {
+				res.PerRepeat[r] = a
+				ll[r], ece[r] = rep.Scores[m].LogLoss, rep.Scores[m].ECE
+				continue
+			}
+			why = "not evaluated"
+		}
+		res.PerRepeat[r], ll[r], ece[r] = math.NaN(), math.NaN(), math.NaN()
+		res.Failed = append(res.Failed, r+1)
+		if res.Error == "" {
+			res.Error = fmt.Sprintf("repeat %d: %s", r+1, why)
+		}
+	}
+	if done := res.Completed(); len(done) > 0 {
+		s, err := eval.Summarize(done)
+		if err != nil {
+			return res, err
+		}
+		res.Mean, res.CI95 = s.Mean, s.HalfWidth
+	}
+	var err error
+	if res.LogLoss, err = newMetric(ll); err != nil {
+		return res, fmt.Errorf("%s log-loss: %w", m, err)
+	}
+	if res.ECE, err = newMetric(ece); err != nil {
+		return res, fmt.Errorf("%s ECE: %w", m, err)
 	}
 	return res, nil
 }
@@ -358,20 +461,70 @@ func (c *Config) fitSteps() int {
 	return c.Train.Steps
 }
 
-// MarshalJSON writes NaN confidence half-widths (one repeat) as null.
+// methodJSON is MethodResult (and Metric) on disk: NaN (no value) is null.
+type methodJSON struct {
+	Mean      *float64   `json:"mean"`
+	CI95      *float64   `json:"ci95"`
+	PerRepeat []*float64 `json:"per_repeat"`
+	LogLoss   *Metric    `json:"log_loss,omitempty"`
+	ECE       *Metric    `json:"ece,omitempty"`
+	Error     string     `json:"error,omitempty"`
+	Failed    []int      `json:"failed,omitempty"`
+}
+
+func nullNaN(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+func nanNull(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+
+func nullNaNs(xs []float64) []*float64 {
+	if xs == nil {
+		return nil
+	}
+	out := make([]*float64, len(xs))
+	for i, v := range xs {
+		out[i] = nullNaN(v)
+	}
+	return out
+}
+
+func nanNulls(ps []*float64) []float64 {
+	if ps == nil {
+		return nil
+	}
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = nanNull(p)
+	}
+	return out
+}
+
+// MarshalJSON writes NaN values as null: the confidence half-width of one
+// repeat, the accuracy of a repeat where the method failed, the mean of a
+// method that completed no repeat.
 func (m MethodResult) MarshalJSON() ([]byte, error) {
-	type plain struct {
-		Mean      float64   `json:"mean"`
-		CI95      *float64  `json:"ci95"`
-		PerRepeat []float64 `json:"per_repeat"`
-		LogLoss   *Metric   `json:"log_loss,omitempty"`
-		ECE       *Metric   `json:"ece,omitempty"`
+	return json.Marshal(methodJSON{Mean: nullNaN(m.Mean), CI95: nullNaN(m.CI95), PerRepeat: nullNaNs(m.PerRepeat),
+		LogLoss: m.LogLoss, ECE: m.ECE, Error: m.Error, Failed: m.Failed})
+}
+
+// UnmarshalJSON reads null values as NaN.
+func (m *MethodResult) UnmarshalJSON(b []byte) error {
+	var p methodJSON
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
 	}
-	p := plain{Mean: m.Mean, PerRepeat: m.PerRepeat, LogLoss: m.LogLoss, ECE: m.ECE}
-	if !math.IsNaN(m.CI95) {
-		p.CI95 = &m.CI95
-	}
-	return json.Marshal(p)
+	*m = MethodResult{Mean: nanNull(p.Mean), CI95: nanNull(p.CI95), PerRepeat: nanNulls(p.PerRepeat),
+		LogLoss: p.LogLoss, ECE: p.ECE, Error: p.Error, Failed: p.Failed}
+	return nil
 }
 
 func writeJSON(path string, v any) error {

@@ -157,19 +157,20 @@ func ints(x []int64) []int {
 }
 
 // TestResumeReproducesRun: a run continued with Resume from its checkpoints
-// (here the final ones, after results.json is lost) gives the same results
-// as the uninterrupted run; a checkpoint of another config is refused.
+// (here the final ones, kept by KeepCheckpoints, after results.json is
+// lost) gives the same results as the uninterrupted run; a checkpoint of
+// another config is refused (every repeat fails: the run fails).
 func TestResumeReproducesRun(t *testing.T) {
 	dir := t.TempDir()
 	cfg := synthConfig(t, "train.steps=6", "train.checkpoint_every=3", "eval.methods=[drknn,embedding_knn]")
-	a, err := Run(t.Context(), cfg, Options{OutDir: dir})
+	a, err := Run(t.Context(), cfg, Options{OutDir: dir, KeepCheckpoints: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Remove(filepath.Join(dir, "results.json")); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Run(t.Context(), cfg, Options{OutDir: dir, Resume: true})
+	b, err := Run(t.Context(), cfg, Options{OutDir: dir, Resume: true, KeepCheckpoints: true})
 	if err != nil {
 		t.Fatal(err)
 	}

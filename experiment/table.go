@@ -315,7 +315,11 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			continue
 		}
 		for m, r := range o.Results.Methods {
-			s, err := eval.Summarize(r.PerRepeat)
+			done := r.Completed() // a method that failed on a repeat has no value there
+			if len(done) == 0 {
+				continue
+			}
+			s, err := eval.Summarize(done)
 			if err != nil {
 				return err
 			}
@@ -385,8 +389,12 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			if p, ok := eval.PaperAccuracy(m, o.Column); ok {
 				paper = strconv.FormatFloat(p, 'f', 3, 64)
 			}
+			status := "ok"
+			if r.Error != "" {
+				status = fmt.Sprintf("failed on %d of %d repeats: %s", len(r.Failed), len(r.PerRepeat), r.Error)
+			}
 			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), m,
-				strconv.FormatFloat(r.Mean, 'f', 4, 64), csvNum(r.CI95), paper, strconv.Itoa(o.Results.Repeats), "ok",
+				csvNum(r.Mean), csvNum(r.CI95), paper, strconv.Itoa(o.Results.Repeats), status,
 				metricMean(r.LogLoss), metricCI(r.LogLoss), metricMean(r.ECE), metricCI(r.ECE)})
 		}
 	}
@@ -448,17 +456,23 @@ func PairedDiff(r *Results, method, reference string) (Paired, bool, error) {
 		return Paired{}, false, nil
 	}
 	p := Paired{Method: method, Reference: reference}
-	d := make([]float64, len(a.PerRepeat))
+	var d []float64
 	for i, x := range a.PerRepeat {
-		d[i] = x - b.PerRepeat[i]
+		if math.IsNaN(x) || math.IsNaN(b.PerRepeat[i]) {
+			continue // a repeat where either failed has no pair
+		}
+		d = append(d, x-b.PerRepeat[i])
 		switch {
-		case d[i] > 0:
+		case d[len(d)-1] > 0:
 			p.Wins++
-		case d[i] < 0:
+		case d[len(d)-1] < 0:
 			p.Losses++
 		default:
 			p.Ties++
 		}
+	}
+	if len(d) == 0 {
+		return Paired{}, false, nil
 	}
 	var err error
 	p.Diff, err = eval.Summarize(d)

@@ -170,6 +170,9 @@ func fmtAcc(r MethodResult, ok bool) string {
 	if !ok {
 		return "–"
 	}
+	if math.IsNaN(r.Mean) {
+		return "failed"
+	}
 	if math.IsNaN(r.CI95) {
 		return fmt.Sprintf("%.3f", r.Mean)
 	}

@@ -28,7 +28,7 @@ def load(arg):
     r = json.load(open(path))
     if method not in r["methods"]:
         sys.exit(f"{path}: no method {method} (has {', '.join(sorted(r['methods']))})")
-    eps = [(e["seed"], tuple(e["train_index"])) for e in r["episodes"]]
+    eps = [(e["seed"], tuple(e.get("train_index") or ())) for e in r["episodes"]]
     return np.array(r["methods"][method]["per_repeat"], float), eps
 
 
@@ -36,12 +36,15 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     ref, ref_eps = load(sys.argv[1])
-    print(f"{sys.argv[1]}: {ref.mean():.3f} ({len(ref)} repeats)")
+    print(f"{sys.argv[1]}: {np.nanmean(ref):.3f} ({np.count_nonzero(~np.isnan(ref))} repeats)")
     for arg in sys.argv[2:]:
         acc, eps = load(arg)
         if eps != ref_eps:
             sys.exit(f"{arg}: not the same episodes as {sys.argv[1]}")
-        d = acc - ref
+        ok = ~np.isnan(acc) & ~np.isnan(ref)  # null: the method failed on that repeat
+        if not ok.all():
+            print(f"{arg}: {np.count_nonzero(~ok)} repeats without a pair (a method failed there) left out")
+        acc, d = acc[ok], (acc - ref)[ok]
         h = stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
         print(f"{arg}: {acc.mean():.3f}   difference {d.mean():+.3f} ± {h:.3f}")
 

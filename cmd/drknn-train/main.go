@@ -1,7 +1,7 @@
 // Command drknn-train trains and evaluates Dr.k-NN from a YAML experiment
 // configuration and exports embeddings, LFD weights and model weights.
 //
-//	drknn-train -config configs/mnist.yaml [-set key=value …] [-out DIR] [-resume] [-quiet]
+//	drknn-train -config configs/mnist.yaml [-set key=value …] [-out DIR] [-resume | -force] [-keep-checkpoints] [-quiet]
 //	drknn-train -list-configs | -print-config NAME
 //
 // -config takes a file, or the name of a config shipped in the binary
@@ -10,9 +10,21 @@
 // (go install ./cmd/...). -list-configs lists the shipped configs;
 // -print-config writes one (or the file of that name) to standard output.
 //
-// Ctrl-C stops the run after the current training step of each repeat,
-// keeps the checkpoints and writes no results.json; -resume continues it.
-// Exit status: 0 done, 1 failed, 2 bad usage or config, 130 interrupted.
+// The run folder must be missing or empty: one that holds anything is
+// refused unless -resume (continue the run in it) or -force (replace its
+// run files). Stale temporaries of writes a kill interrupted are removed on
+// start. Ctrl-C stops the run after the current training step of each
+// repeat, keeps the checkpoints and writes no results.json; -resume
+// continues it. A finished run deletes its checkpoints (the exports hold
+// the weights) unless -keep-checkpoints.
+//
+// A method that fails on a repeat (or a repeat that fails as a whole) is
+// recorded in results.json — its error, no accuracy — and the rest of the
+// run completes; the failures are printed and the exit status is 3.
+//
+// Exit status: 0 done; 1 failed (no results.json); 2 bad usage, config or
+// run folder; 3 done, but some methods or repeats failed (results.json
+// lists them under "errors"); 130 interrupted.
 package main
 
 import (
@@ -22,7 +34,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -31,7 +42,7 @@ import (
 	"github.com/drknn/drknn/experiment"
 )
 
-const usage = "usage: drknn-train -config FILE.yaml|NAME [-set key=value …] [-out DIR] [-resume] [-quiet]; drknn-train -list-configs | -print-config NAME"
+const usage = "usage: drknn-train -config FILE.yaml|NAME [-set key=value …] [-out DIR] [-resume | -force] [-keep-checkpoints] [-quiet]; drknn-train -list-configs | -print-config NAME"
 
 func main() { cli.Main("drknn-train", run, experiment.ErrConfig) }
 
@@ -42,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	show := fs.String("print-config", "", "print a config (file or shipped name) and exit")
 	out := fs.String("out", "", "run folder (default runs/<config name>)")
 	resume := fs.Bool("resume", false, "continue a stopped run from the checkpoints in the run folder")
+	force := fs.Bool("force", false, "replace the run in a run folder that is not empty (its results.json, train.log, repeats/, export/ …)")
+	keep := fs.Bool("keep-checkpoints", false, "keep the repeats' checkpoint.bin files after the run (default: deleted; the exports hold the weights)")
 	quiet := fs.Bool("quiet", false, "no progress bar or results on the terminal (the log file is still written)")
 	var sets cli.MultiFlag
 	fs.Var(&sets, "set", "override a config key: -set train.steps=200 (repeatable)")
@@ -74,16 +87,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = filepath.Join("runs", strings.TrimSuffix(filepath.Base(*config), filepath.Ext(*config)))
 	}
-	if !*resume {
-		if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
-			return cli.Usagef("%s already holds a finished run; choose another -out or delete it", dir)
-		}
+	if *resume && *force {
+		return cli.Usagef("-resume and -force exclude each other; %s", usage)
+	}
+	if err := experiment.PrepareRunDir(dir, *resume, *force); err != nil {
+		return cli.Usage(err)
 	}
 	rep := &cli.Reporter{Bar: true}
 	if !*quiet {
 		rep.Term = stderr
 	}
-	res, err := experiment.Run(ctx, cfg, experiment.Options{OutDir: dir, Resume: *resume, Observer: rep.Observe})
+	res, err := experiment.Run(ctx, cfg, experiment.Options{OutDir: dir, Resume: *resume, KeepCheckpoints: *keep, Observer: rep.Observe})
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%w; checkpoints kept in %s, continue with -resume", err, filepath.Join(dir, "repeats"))
 	}
@@ -108,8 +122,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if !math.IsNaN(r.CI95) {
 				ci = fmt.Sprintf("%.4f", r.CI95)
 			}
-			fmt.Fprintf(stdout, "  %-18s %.4f ± %s\n", m, r.Mean, ci)
+			switch {
+			case len(r.Completed()) == 0:
+				fmt.Fprintf(stdout, "  %-18s failed: %s\n", m, r.Error)
+			case r.Error != "":
+				fmt.Fprintf(stdout, "  %-18s %.4f ± %s over %d of %d repeats; failed on %s\n", m, r.Mean, ci, len(r.Completed()), len(r.PerRepeat), r.Error)
+			default:
+				fmt.Fprintf(stdout, "  %-18s %.4f ± %s\n", m, r.Mean, ci)
+			}
 		}
+	}
+	if len(res.Errors) > 0 {
+		for _, e := range res.Errors {
+			fmt.Fprintf(stderr, "drknn-train: failed: %s\n", e)
+		}
+		return incomplete{n: len(res.Errors), path: filepath.Join(dir, "results.json")}
 	}
 	return nil
 }
+
+// incomplete is the error of a run that finished with failures recorded in
+// its results.json: exit status 3.
+type incomplete struct {
+	n    int
+	path string
+}
+
+func (e incomplete) Error() string {
+	return fmt.Sprintf("%d failure(s) recorded in %s (their methods have no accuracy there); the rest of the run completed", e.n, e.path)
+}
+
+func (incomplete) ExitCode() int { return 3 }

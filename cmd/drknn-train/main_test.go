@@ -41,7 +41,7 @@ func TestTrainWritesResultsAndLog(t *testing.T) {
 		t.Fatalf("train.log: %v\n%s", err, log)
 	}
 	// A second run into the same folder is refused without -resume.
-	if code, _, se := runCmd(t.Context(), "-config", synthetic, "-out", out, "-quiet"); code != 2 || !strings.Contains(se, "already holds a finished run") {
+	if code, _, se := runCmd(t.Context(), "-config", synthetic, "-out", out, "-quiet"); code != 2 || !strings.Contains(se, "is not empty") || !strings.Contains(se, out) {
 		t.Fatalf("rerun: exit %d, %q", code, se)
 	}
 }
@@ -140,5 +140,53 @@ func TestTrainFitCSV(t *testing.T) {
 		"-set", "data.label=kind", "-set", "data.missing=mode", "-set", "train.steps=3", "-set", "train.cv_folds=2", "-out", out, "-quiet")
 	if code != 0 || !strings.Contains(so, "csv fit: 30 training samples, 3 classes") || !strings.Contains(so, filepath.Join(out, "export")) || !strings.Contains(so, "(cv)") {
 		t.Fatalf("exit %d: %q %q", code, so, se)
+	}
+}
+
+// TestFailingMethodKeepsRun is issue 14's report: -set train.lr=0.05 makes
+// the MetaOptNet baseline's solve singular on MNIST repeat 2 (step 21 of its
+// 50). The run completes, results.json records the failure (no accuracy
+// for that repeat), every other method has its values, and the exit status
+// is 3 with the failure on stderr.
+func TestFailingMethodKeepsRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	code, so, se := runCmd(t.Context(), "-config", filepath.Join("..", "..", "configs", "mnist.yaml"), "-set", "train.lr=0.05", "-set", "train.steps=5",
+		"-set", "repeats=2", "-set", "queries=100", "-set", "eval.methods=[drknn,metaoptnet]", "-out", out)
+	if code != 3 || !strings.Contains(se, "drknn-train: failed: repeat 2: metaoptnet: ") || !strings.Contains(so, "metaoptnet") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, so, se)
+	}
+	var res experiment.Results
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil || json.Unmarshal(b, &res) != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	if d, m := res.Methods["drknn"], res.Methods["metaoptnet"]; len(d.Completed()) != 2 || len(m.Completed()) != 1 || m.Error == "" || len(res.Errors) != 1 {
+		t.Fatalf("drknn %+v\nmetaoptnet %+v\nerrors %q", d, m, res.Errors)
+	}
+}
+
+// TestRunFolderFlags: -force replaces a finished run, -resume with -force
+// is refused, checkpoints go unless -keep-checkpoints.
+func TestRunFolderFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	args := []string{"-config", synthetic, "-set", "train.steps=2", "-set", "repeats=1", "-set", "queries=20", "-out", out, "-quiet"}
+	ck := filepath.Join(out, "repeats", "01", "checkpoint.bin")
+	if code, _, se := runCmd(t.Context(), append(args, "-keep-checkpoints")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	if _, err := os.Stat(ck); err != nil {
+		t.Fatalf("-keep-checkpoints: %v", err)
+	}
+	if code, _, se := runCmd(t.Context(), append(args, "-resume", "-force")...); code != 2 || !strings.Contains(se, "exclude each other") {
+		t.Fatalf("-resume -force: exit %d %q", code, se)
+	}
+	if code, _, se := runCmd(t.Context(), append(args, "-resume")...); code != 2 || !strings.Contains(se, "already holds a finished run") {
+		t.Fatalf("-resume of a finished run: exit %d %q", code, se)
+	}
+	if code, _, se := runCmd(t.Context(), append(args, "-force")...); code != 0 {
+		t.Fatalf("-force: exit %d %q", code, se)
+	}
+	if _, err := os.Stat(ck); !os.IsNotExist(err) {
+		t.Fatalf("checkpoint kept without -keep-checkpoints: %v", err)
 	}
 }

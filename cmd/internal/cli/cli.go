@@ -41,9 +41,12 @@ func Report(stderr io.Writer, name string, err error, usage ...error) int {
 
 // Code is the exit status for err: 0 for none (or -help); 2 for bad usage
 // or input — errors marked by Usage, flag errors, or errors wrapping one of
-// usage; 130 when the run was interrupted (context cancelled); 1 otherwise.
+// usage; 130 when the run was interrupted (context cancelled); the code of
+// an error with an ExitCode() int method (e.g. 3: a run that finished with
+// some methods or repeats failed); 1 otherwise.
 func Code(err error, usage ...error) int {
 	var ue usageError
+	var ec interface{ ExitCode() int }
 	switch {
 	case err == nil || errors.Is(err, flag.ErrHelp):
 		return 0
@@ -51,6 +54,8 @@ func Code(err error, usage ...error) int {
 		return 2
 	case errors.Is(err, context.Canceled):
 		return 130
+	case errors.As(err, &ec):
+		return ec.ExitCode()
 	}
 	for _, u := range usage {
 		if errors.Is(err, u) {

@@ -69,3 +69,16 @@ func TestReporter(t *testing.T) {
 		t.Fatal("an unwritable log was not reported")
 	}
 }
+
+type codeErr int
+
+func (c codeErr) Error() string { return "finished with failures" }
+func (c codeErr) ExitCode() int { return int(c) }
+
+// TestExitCoder: an error with an ExitCode method sets the status, also
+// when wrapped.
+func TestExitCoder(t *testing.T) {
+	if got := Code(fmt.Errorf("run: %w", codeErr(3))); got != 3 {
+		t.Fatalf("code %d, want 3", got)
+	}
+}

@@ -1,0 +1,202 @@
+package experiment
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/drknn/drknn/eval"
+)
+
+// TestFailuresRecorded: a method failing on one repeat and a repeat failing
+// as a whole are recorded in results.json (their errors, no accuracy) while
+// every other method and repeat completes.
+func TestFailuresRecorded(t *testing.T) {
+	failHook = func(r int, m string) error {
+		switch {
+		case r == 1 && m == "embedding_knn":
+			return errors.New("singular\nmatrix")
+		case r == 2 && m == "":
+			return errors.New("repeat broke")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failHook = nil })
+	dir := t.TempDir()
+	cfg := synthConfig(t, "repeats=3", "train.steps=2", "queries=20", "eval.methods=[drknn,embedding_knn]")
+	res, err := Run(t.Context(), cfg, Options{OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"repeat 2: embedding_knn: singular; matrix", "repeat 3: repeat broke"}
+	if !slices.Equal(res.Errors, want) {
+		t.Fatalf("errors %q, want %q", res.Errors, want)
+	}
+	var onDisk Results
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &onDisk); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Results{res, &onDisk} {
+		dr, ek := r.Methods["drknn"], r.Methods["embedding_knn"]
+		if len(dr.PerRepeat) != 3 || math.IsNaN(dr.PerRepeat[0]) || math.IsNaN(dr.PerRepeat[1]) || !math.IsNaN(dr.PerRepeat[2]) ||
+			!slices.Equal(dr.Failed, []int{3}) || dr.Error != "repeat 3: repeat broke" || dr.Mean != (dr.PerRepeat[0]+dr.PerRepeat[1])/2 {
+			t.Fatalf("drknn: %+v", dr)
+		}
+		if len(ek.Completed()) != 1 || !slices.Equal(ek.Failed, []int{2, 3}) || !strings.HasPrefix(ek.Error, "repeat 2: singular") || !math.IsNaN(ek.CI95) {
+			t.Fatalf("embedding_knn: %+v", ek)
+		}
+		if ep := r.Episodes; len(ep) != 3 || ep[2].Error != "repeat broke" || ep[1].MethodErrors["embedding_knn"] == "" || ep[0].Error != "" {
+			t.Fatalf("episodes: %+v", ep)
+		}
+	}
+	if !strings.Contains(string(b), `"per_repeat": [`) || !strings.Contains(string(b), "null") {
+		t.Fatalf("results.json has no null for the failed repeats:\n%s", b)
+	}
+	// The failed repeat keeps its folder's state; finished ones lose their
+	// checkpoint (the export holds the weights).
+	if _, err := os.Stat(filepath.Join(dir, "repeats", "01", "checkpoint.bin")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("finished repeat kept its checkpoint: %v", err)
+	}
+
+	// The table's readers cope: a method with an error and fewer values.
+	tab := t.TempDir()
+	cell := CellOutcome{Column: eval.Column{Dataset: "mnist", M: 2, K: 5}, Name: "mnist-2w5s", Results: &onDisk}
+	if err := writeTable(TableOptions{OutDir: tab}, []CellOutcome{cell}, 0); err != nil {
+		t.Fatalf("table of a run with failures: %v", err)
+	}
+	tc, _ := os.ReadFile(filepath.Join(tab, "table.csv"))
+	if !strings.Contains(string(tc), "failed on 2 of 3 repeats: repeat 2: singular; matrix") {
+		t.Fatalf("table.csv does not show the failure:\n%s", tc)
+	}
+	if p, ok, err := PairedDiff(&onDisk, "drknn", "embedding_knn"); err != nil || !ok || p.Wins+p.Ties+p.Losses != 1 {
+		t.Fatalf("paired difference over the one repeat both completed: %+v %v %v", p, ok, err)
+	}
+
+	// A method that fails on every repeat has no accuracy (null).
+	failHook = func(r int, m string) error {
+		if m == "embedding_knn" {
+			return errors.New("always")
+		}
+		return nil
+	}
+	res, err = Run(t.Context(), synthConfig(t, "repeats=2", "train.steps=1", "queries=20", "eval.methods=[drknn,embedding_knn]"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ek := res.Methods["embedding_knn"]; !math.IsNaN(ek.Mean) || ek.LogLoss != nil || len(ek.Failed) != 2 {
+		t.Fatalf("embedding_knn failed everywhere: %+v", ek)
+	}
+	b, err = json.Marshal(res.Methods["embedding_knn"])
+	if err != nil || !strings.Contains(string(b), `"mean":null`) {
+		t.Fatalf("%s %v", b, err)
+	}
+	// Every repeat failing is the run's failure: nothing to record.
+	failHook = func(r int, m string) error {
+		if m == "" {
+			return errors.New("no luck")
+		}
+		return nil
+	}
+	if _, err := Run(t.Context(), synthConfig(t, "repeats=2", "train.steps=1"), Options{OutDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "repeat 1: no luck") {
+		t.Fatalf("all repeats failed: %v", err)
+	}
+}
+
+// TestRunFolder: a run's files are complete (renamed into place) with mode
+// 0644, finished checkpoints are deleted unless KeepCheckpoints, stale
+// temporaries are removed on start, and PrepareRunDir refuses a folder in
+// use unless resume or force.
+func TestRunFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	stale := []string{filepath.Join(dir, ".results.json.tmp-123"), filepath.Join(dir, "repeats", "01", ".checkpoint.bin.tmp-9"),
+		filepath.Join(dir, "repeats", "01", "export", ".model.bin.tmp77")}
+	for _, p := range stale {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keep := filepath.Join(dir, "notes.tmp") // not a temporary of ours
+	if err := os.WriteFile(keep, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := synthConfig(t, "repeats=1", "train.steps=2", "queries=20", "eval.methods=[drknn]")
+	if _, err := Run(t.Context(), cfg, Options{OutDir: dir, KeepCheckpoints: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range stale {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("stale temporary %s survived the start", p)
+		}
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("a file that is not a temporary was removed: %v", err)
+	}
+	files := 0
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		files++
+		if isTemp(e.Name()) {
+			t.Errorf("temporary left: %s", p)
+		}
+		if info, err := e.Info(); err != nil || info.Mode().Perm() != 0o644 {
+			t.Errorf("%s: mode %v, want 0644", p, info.Mode().Perm())
+		}
+		return nil
+	})
+	if files < 8 {
+		t.Fatalf("only %d files in the run folder", files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "repeats", "01", "checkpoint.bin")); err != nil {
+		t.Fatalf("KeepCheckpoints: %v", err)
+	}
+
+	// The folder now holds a finished run.
+	for _, c := range []struct {
+		resume, force bool
+		want          string
+	}{
+		{false, false, "is not empty"},
+		{true, false, "already holds a finished run"},
+	} {
+		err := PrepareRunDir(dir, c.resume, c.force)
+		if !errors.Is(err, ErrRunDirInUse) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("resume %v force %v: %v", c.resume, c.force, err)
+		}
+	}
+	if err := PrepareRunDir(dir, false, true); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != "notes.tmp" {
+		t.Fatalf("-force left %v (want only the unrelated file)", ents)
+	}
+	for _, d := range []string{filepath.Join(t.TempDir(), "missing"), t.TempDir()} {
+		if err := PrepareRunDir(d, false, false); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	// An unfinished run (no results.json) may be resumed.
+	part := t.TempDir()
+	os.MkdirAll(filepath.Join(part, "repeats", "01"), 0o755)
+	if err := PrepareRunDir(part, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := PrepareRunDir(part, false, false); !errors.Is(err, ErrRunDirInUse) {
+		t.Fatalf("unfinished run without -resume: %v", err)
+	}
+}
