@@ -1,4 +1,4 @@
-// Package figures draws the paper's figures as PNG files with gonum/plot:
+// Package figures draws the paper's figures with gonum/plot:
 // the least-favourable distributions P*_1…P*_M of a 2-D training set with
 // kernel-smoothed shading and the Dr.k-NN decision regions (Figure 3),
 // decision regions of any classifier of package eval on 2-D points
