@@ -90,13 +90,8 @@ func (gr *Graph) ApplyMode(x *G.Node, mode Mode) (*G.Node, error) {
 	case Identity:
 		return gr.applyIdentity(x)
 	case Conv4:
-		var dims int
-		switch {
-		case len(s) == 2 && s[1] == cfg.InSize():
-			dims = 2
-		case len(s) == 4 && s[1] == cfg.InShape[0] && s[2] == cfg.InShape[1] && s[3] == cfg.InShape[2]:
-			dims = 4
-		default:
+		dims := imageDims(cfg, s)
+		if dims == 0 {
 			return nil, bad()
 		}
 		if mode == Train && s[0]*cfg.InShape[1]*cfg.InShape[2] < 2 {
@@ -104,13 +99,8 @@ func (gr *Graph) ApplyMode(x *G.Node, mode Mode) (*G.Node, error) {
 		}
 		return gr.applyConv4(x, dims, mode)
 	case CNN:
-		var dims int
-		switch {
-		case len(s) == 2 && s[1] == cfg.InSize():
-			dims = 2
-		case len(s) == 4 && s[1] == cfg.InShape[0] && s[2] == cfg.InShape[1] && s[3] == cfg.InShape[2]:
-			dims = 4
-		default:
+		dims := imageDims(cfg, s)
+		if dims == 0 {
 			return nil, bad()
 		}
 		g := cfg.geom()
@@ -138,6 +128,18 @@ func (gr *Graph) ApplyMode(x *G.Node, mode Mode) (*G.Node, error) {
 		return y, nil
 	}
 	return nil, fmt.Errorf("model: Apply: kind %q", cfg.Kind)
+}
+
+// imageDims is the rank of an image network's input of shape s: 2 for
+// n×(C·H·W), 4 for n×C×H×W, 0 for anything else.
+func imageDims(cfg Config, s tensor.Shape) int {
+	switch {
+	case len(s) == 2 && s[1] == cfg.InSize():
+		return 2
+	case len(s) == 4 && s[1] == cfg.InShape[0] && s[2] == cfg.InShape[1] && s[3] == cfg.InShape[2]:
+		return 4
+	}
+	return 0
 }
 
 // Build is NewGraph followed by one Apply: it returns the embedding node
