@@ -20,11 +20,10 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync/atomic"
 
+	"github.com/drknn/drknn/internal/par"
 	_ "golang.org/x/image/bmp"  // registered for image.Decode: image folders
 	_ "golang.org/x/image/webp" // registered for image.Decode: image folders
-	"golang.org/x/sync/errgroup"
 )
 
 // MaxImagePixels bounds width×height of any image the readers decode. The
@@ -321,50 +320,12 @@ func resample(dst, src []float32, c, h, w, oh, ow int, wx, wy axisWeights, clamp
 const ioOverlap = 4
 
 // parallelFor runs fn(i) for i = 0…n-1 on up to ioOverlap×GOMAXPROCS
-// goroutines (an errgroup with SetLimit). Each call must write only to its
-// own slot of the output, so the result does not depend on scheduling. On
-// failure it returns the error of the lowest index that failed
-// (deterministic: once index f has failed only indices below f are still
-// run, so every lower failure is found), after the workers have stopped.
+// goroutines (par.For). Each call must write only to its own slot of the
+// output, so the result does not depend on scheduling. On failure it
+// returns the error of the lowest index that failed, after the workers
+// have stopped.
 func parallelFor(n int, fn func(i int) error) error {
-	workers := min(ioOverlap*runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			if err := fn(i); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	var (
-		g       errgroup.Group
-		minFail atomic.Int64       // lowest failed index so far; n while none
-		errs    = make([]error, n) // written by index, read after Wait
-	)
-	minFail.Store(int64(n))
-	g.SetLimit(workers)
-	for i := 0; i < n && int64(i) < minFail.Load(); i++ {
-		g.Go(func() error {
-			if int64(i) > minFail.Load() {
-				return nil
-			}
-			if err := fn(i); err != nil {
-				errs[i] = err
-				for {
-					cur := minFail.Load()
-					if int64(i) >= cur || minFail.CompareAndSwap(cur, int64(i)) {
-						break
-					}
-				}
-			}
-			return nil
-		})
-	}
-	g.Wait()
-	if f := int(minFail.Load()); f < n {
-		return errs[f]
-	}
-	return nil
+	return par.For(n, ioOverlap*runtime.GOMAXPROCS(0), fn)
 }
 
 // toGrey decodes data and returns its luma resized to size×size (or at

@@ -14,10 +14,10 @@ import (
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/datadir"
+	"github.com/drknn/drknn/internal/par"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/predict"
 	"github.com/drknn/drknn/train"
-	"golang.org/x/sync/errgroup"
 	"gopkg.in/yaml.v3"
 )
 
@@ -556,7 +556,7 @@ func (v *validator) accuracy(net *model.Net) (float64, error) {
 		method = eval.MethodNearestCentroid
 	}
 	accs := make([]float64, len(v.tasks))
-	err = forTasks(len(v.tasks), v.cfg.workers(), func(r int) error {
+	err = par.For(len(v.tasks), v.cfg.workers(), func(r int) error {
 		a, err := taskAccuracy(v.cfg, emb, v.tasks[r], method, nil)
 		accs[r] = a
 		return err
@@ -634,25 +634,6 @@ func taskAccuracy(cfg Config, emb *indexedEmbedding, ep *datasets.Episode, metho
 	return acc, err
 }
 
-// forTasks runs f(0…n−1) on up to workers goroutines and returns the error
-// of the lowest index that failed; f writes results by index, so they do
-// not depend on the worker count.
-func forTasks(n, workers int, f func(r int) error) error {
-	errs := make([]error, n)
-	var g errgroup.Group
-	g.SetLimit(max(workers, 1))
-	for r := 0; r < n; r++ {
-		g.Go(func() error { errs[r] = f(r); return nil })
-	}
-	g.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // TransferTask draws novel-class task r (0-based) of the config: ways
 // classes, shots supports and queries queries per class (all that remain
 // when fewer), seed cfg.Seed + r.
@@ -688,7 +669,7 @@ func EvaluateTransfer(ctx context.Context, cfg Config, d *datasets.Dataset, spli
 		accs[m] = make([]float64, cfg.Repeats)
 	}
 	recs := make([]EpisodeRecord, cfg.Repeats)
-	err = forTasks(cfg.Repeats, cfg.workers(), func(r int) error {
+	err = par.For(cfg.Repeats, cfg.workers(), func(r int) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

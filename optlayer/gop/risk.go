@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/drknn/drknn/internal/par"
 	"github.com/drknn/drknn/optlayer"
-	"golang.org/x/sync/errgroup"
 )
 
 // MiniSet is one problem of a batch: rows of the layer's n×d input and
@@ -154,7 +154,7 @@ func WorstCaseRisk(e []float64, n, d int, sets []MiniSet, s Settings) (RiskResul
 		return RiskResult{}, fmt.Errorf("risk: %w", err)
 	}
 	grads := make([][]float64, len(sets))
-	err = forEach(len(sets), s.Workers, func(k int) error {
+	err = par.For(len(sets), s.Workers, func(k int) error {
 		res := sv[k].res
 		m, np := res.M, res.N
 		gradP := make([]float64, m*np)
@@ -203,23 +203,4 @@ func WorstCaseRisk(e []float64, n, d int, sets []MiniSet, s Settings) (RiskResul
 		}
 	}
 	return out, nil
-}
-
-// forEach runs f(0…n−1) on up to workers goroutines (≤ 1: in order on the
-// caller's) and returns the error of the lowest index that failed, so the
-// answer never depends on the worker count.
-func forEach(n, workers int, f func(k int) error) error {
-	errs := make([]error, n)
-	var g errgroup.Group
-	g.SetLimit(max(workers, 1))
-	for k := 0; k < n; k++ {
-		g.Go(func() error { errs[k] = f(k); return nil })
-	}
-	g.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
