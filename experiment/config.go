@@ -127,7 +127,7 @@ type TrainConfig struct {
 	CVFolds         int       `yaml:"cv_folds" json:"cv_folds"`                 // 0 = leave-one-out
 	Epsilon         float64   `yaml:"epsilon" json:"epsilon"`                   // LFD entropic regularisation
 	Tol             float64   `yaml:"tol" json:"tol"`                           // LFD certified relative gap
-	CheckpointEvery int       `yaml:"checkpoint_every" json:"checkpoint_every"` // steps between checkpoints (0 = only at the end)
+	CheckpointEvery int       `yaml:"checkpoint_every" json:"checkpoint_every"` // steps between checkpoints, and one at the end; 0 = automatic, ≤ 2% of the training time (Checkpointing.Every)
 	Augment         Augment   `yaml:"augment" json:"augment"`                   // random transformations of the training images at each step
 }
 

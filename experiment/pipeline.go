@@ -19,6 +19,7 @@ import (
 	"github.com/drknn/drknn/optlayer/gop"
 	"github.com/drknn/drknn/predict"
 	"github.com/drknn/drknn/train"
+	"gorgonia.org/tensor"
 )
 
 // The pipeline: one repeat end to end, built from parts every command calls.
@@ -185,7 +186,36 @@ type Checkpointing struct {
 	Path   string // checkpoint file ("" = none)
 	Key    string // identifies the run; a checkpoint with another key is refused
 	Resume bool   // continue from Path when it exists
-	Every  int    // steps between checkpoints (0 = only at the end, or when stopped)
+	// Every is the number of steps between checkpoints, and one at the
+	// end; 0 (train.checkpoint_every's default) is automatic: a checkpoint
+	// whenever the training since the last one took CheckpointCostRatio
+	// times as long as writing one (AutoCheckpointDue), so checkpoints
+	// cost at most 1/CheckpointCostRatio of the training time and a kill
+	// loses at most that much training. Ctrl-C always saves.
+	Every int
+}
+
+// CheckpointCostRatio is the automatic checkpoint period in units of a
+// checkpoint's write time: 50, i.e. checkpoints cost ≤ 2% of training.
+const CheckpointCostRatio = 50
+
+// AutoCheckpointDue reports whether an automatic checkpoint is due after
+// sinceLast of training without one, when a checkpoint takes cost to write.
+func AutoCheckpointDue(sinceLast, cost time.Duration) bool {
+	return sinceLast >= CheckpointCostRatio*cost
+}
+
+// checkpointCostEstimate is the write time assumed before the first
+// checkpoint of a network is timed: 20 ms plus its weights and two Adam
+// moments at 150 MB/s (measured: MNIST's 60 MB checkpoint 0.42 s wall with
+// its fsync, synthetic's 2.6 MB 0.06 s, on a loaded 2-core machine).
+func checkpointCostEstimate(net *model.Net) time.Duration {
+	width := 8
+	if net.Dtype() == tensor.Float32 {
+		width = 4
+	}
+	bytes := float64(3 * net.NumParams() * width)
+	return 20*time.Millisecond + time.Duration(bytes/150e6*float64(time.Second))
 }
 
 // Fit trains a fresh network (initialised from seed) with Algorithm 1 on
@@ -215,6 +245,7 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 		}
 	}
 	saved := tr.StepsDone()
+	cost, last := checkpointCostEstimate(net), time.Now()
 	for !tr.Done() {
 		if err := ctx.Err(); err != nil {
 			if ck.Path != "" && tr.StepsDone() > saved {
@@ -231,11 +262,16 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 		if onStep != nil {
 			onStep(st)
 		}
-		if ck.Path != "" && (tr.Done() || (ck.Every > 0 && st.Step%ck.Every == 0)) {
+		due := ck.Every > 0 && (tr.Done() || st.Step%ck.Every == 0)
+		if ck.Every == 0 {
+			due = AutoCheckpointDue(time.Since(last), cost)
+		}
+		if ck.Path != "" && due {
+			t0 := time.Now()
 			if err := tr.SaveCheckpoint(ck.Path, ck.Key); err != nil {
 				return nil, nil, err
 			}
-			saved = tr.StepsDone()
+			cost, last, saved = time.Since(t0), time.Now(), tr.StepsDone()
 		}
 	}
 	return net, tr.History(), nil

@@ -10,8 +10,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/model"
 )
 
 // TestFailuresRecorded: a method failing on one repeat and a repeat failing
@@ -29,7 +31,7 @@ func TestFailuresRecorded(t *testing.T) {
 	}
 	t.Cleanup(func() { failHook = nil })
 	dir := t.TempDir()
-	cfg := synthConfig(t, "repeats=3", "train.steps=2", "queries=20", "eval.methods=[drknn,embedding_knn]")
+	cfg := synthConfig(t, "repeats=3", "train.steps=2", "train.checkpoint_every=2", "queries=20", "eval.methods=[drknn,embedding_knn]")
 	res, err := Run(t.Context(), cfg, Options{OutDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +134,7 @@ func TestRunFolder(t *testing.T) {
 	if err := os.WriteFile(keep, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := synthConfig(t, "repeats=1", "train.steps=2", "queries=20", "eval.methods=[drknn]")
+	cfg := synthConfig(t, "repeats=1", "train.steps=2", "train.checkpoint_every=1", "queries=20", "eval.methods=[drknn]")
 	if _, err := Run(t.Context(), cfg, Options{OutDir: dir, KeepCheckpoints: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -198,5 +200,29 @@ func TestRunFolder(t *testing.T) {
 	}
 	if err := PrepareRunDir(part, false, false); !errors.Is(err, ErrRunDirInUse) {
 		t.Fatalf("unfinished run without -resume: %v", err)
+	}
+}
+
+// TestAutoCheckpointPeriod: train.checkpoint_every 0 checkpoints when the
+// training since the last one took 50 times a checkpoint's write time
+// (≤ 2% of the training time); the first write time is estimated from the
+// network's size.
+func TestAutoCheckpointPeriod(t *testing.T) {
+	if AutoCheckpointDue(49*time.Second, time.Second) || !AutoCheckpointDue(50*time.Second, time.Second) {
+		t.Fatal("due at 50 × the write time, not before")
+	}
+	cfg := synthConfig(t)
+	small, err := model.New(cfg.NetConfig([]int{1, 16, 16}), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Model.Dim = 4000
+	big, err := model.New(cfg.NetConfig([]int{1, 16, 16}), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := checkpointCostEstimate(small), checkpointCostEstimate(big)
+	if !(a >= 20*time.Millisecond && b > a) {
+		t.Fatalf("estimates %v (%d params) and %v (%d params)", a, small.NumParams(), b, big.NumParams())
 	}
 }

@@ -1,16 +1,12 @@
 package train
 
 import (
-	"bytes"
-	"encoding/gob"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
 
 	"github.com/drknn/drknn/datasets"
-	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/internal/lossop"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer/gop"
@@ -477,7 +473,7 @@ type episodicCheckpoint struct {
 	Extra   []byte // the caller's state (validation history, best weights)
 }
 
-const episodicCheckpointVersion = 1
+const episodicCheckpointVersion = 2 // 2: the checksummed envelope (ckfile.go)
 
 // SaveCheckpoint writes the trainer's state (weights and batch-norm
 // statistics, Adam moments, step history) and the caller's extra bytes to
@@ -491,12 +487,8 @@ func (t *EpisodicTrainer) SaveCheckpoint(path, key string, extra []byte) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	var buf bytes.Buffer
 	ck := episodicCheckpoint{Version: episodicCheckpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history, Extra: extra}
-	if err := gob.NewEncoder(&buf).Encode(ck); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	return atomicfile.WriteBytes(path, buf.Bytes())
+	return writeCheckpoint(path, uint32(episodicCheckpointVersion), ck)
 }
 
 // ErrCheckpointMismatch is wrapped when a checkpoint belongs to another run.
@@ -505,13 +497,9 @@ var ErrCheckpointMismatch = errors.New("checkpoint belongs to another run")
 // Resume restores a checkpoint written by SaveCheckpoint under the same key
 // and returns the caller's extra bytes. On error the trainer is unchanged.
 func (t *EpisodicTrainer) Resume(path, key string) ([]byte, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
-	}
 	var ck episodicCheckpoint
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ck); err != nil {
-		return nil, fmt.Errorf("resume %s: corrupt checkpoint: %v", path, err)
+	if err := readCheckpoint(path, uint32(episodicCheckpointVersion), &ck); err != nil {
+		return nil, err
 	}
 	if ck.Version != episodicCheckpointVersion {
 		return nil, fmt.Errorf("resume %s: checkpoint format %d, want %d", path, ck.Version, episodicCheckpointVersion)

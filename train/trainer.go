@@ -1,15 +1,11 @@
 package train
 
 import (
-	"bytes"
-	"encoding/gob"
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
 
 	"github.com/drknn/drknn/datasets"
-	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer/gop"
 	G "gorgonia.org/gorgonia"
@@ -231,7 +227,9 @@ type checkpoint struct {
 	History []StepStats
 }
 
-const checkpointVersion = 1
+// checkpointVersion is the payload's version (ckfile.go: 2 adds the
+// checksummed envelope).
+const checkpointVersion = 2
 
 // SaveCheckpoint writes the trainer's state (weights, Adam moments, step
 // history) to path atomically. key identifies the run; Resume refuses a
@@ -245,23 +243,15 @@ func (t *Trainer) SaveCheckpoint(path, key string) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(checkpoint{Version: checkpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history}); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	return atomicfile.WriteBytes(path, buf.Bytes())
+	return writeCheckpoint(path, checkpointVersion, checkpoint{Version: checkpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history})
 }
 
 // Resume restores a checkpoint written by SaveCheckpoint for the same run.
 // On error the trainer is unchanged.
 func (t *Trainer) Resume(path, key string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("resume: %w", err)
-	}
 	var ck checkpoint
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&ck); err != nil {
-		return fmt.Errorf("resume %s: corrupt checkpoint: %v", path, err)
+	if err := readCheckpoint(path, checkpointVersion, &ck); err != nil {
+		return err
 	}
 	if ck.Version != checkpointVersion {
 		return fmt.Errorf("resume %s: checkpoint format %d, want %d", path, ck.Version, checkpointVersion)

@@ -1,8 +1,13 @@
 package train
 
 import (
+	"bytes"
+	"errors"
 	"math"
+	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/drknn/drknn/datasets"
@@ -160,5 +165,70 @@ func TestTrainerDeterministicAcrossWorkers(t *testing.T) {
 		if w1[i] != w2[i] || math.IsNaN(w1[i]) {
 			t.Fatalf("weight %d differs: %v vs %v", i, w1[i], w2[i])
 		}
+	}
+}
+
+// TestCheckpointChecksumsEveryByte: a checkpoint with one byte flipped in
+// any region — header, key, weights, Adam moments, history, checksum — is
+// refused in one line wrapping ErrCorruptCheckpoint and leaves the trainer
+// unchanged; a truncated one likewise.
+func TestCheckpointChecksumsEveryByte(t *testing.T) {
+	d, ep := trainFixture(t, 4)
+	s := trainSettings(3, 1)
+	ck := checkpointAfter(t, d, ep, s, 2, "run-key")
+	data, err := os.ReadFile(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, tr := newTestTrainer(t, d, ep, s)
+	defer tr.Close()
+	before := weightsOf(net)
+	// Offsets in each region: the Adam moments and weights are found by
+	// their encodings inside the file.
+	_, saved := newTestTrainer(t, d, ep, s)
+	defer saved.Close()
+	adamb, err := saved.adam.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	offsets := map[string]int{"magic": 0, "version": 8, "length": 12, "checksum": len(data) - 1,
+		"key": bytes.Index(data, []byte("run-key")) + 2, "history": len(data) - ckTrailer - 20}
+	netb, err := tr.net.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The weights' encoding starts with the model magic; the Adam moments
+	// follow the weights: take the middle of each blob.
+	if i := bytes.Index(data, []byte("DRKNNMDL")); i > 0 {
+		offsets["weights"] = i + len(netb)/2
+		offsets["adam"] = i + len(netb) + len(adamb)/2
+	} else {
+		t.Fatal("no weights blob in the checkpoint")
+	}
+	for region, off := range offsets {
+		if off < 0 || off >= len(data) {
+			t.Fatalf("%s: offset %d outside the %d bytes", region, off, len(data))
+		}
+		bad := append([]byte(nil), data...)
+		bad[off] ^= 0x10
+		p := filepath.Join(t.TempDir(), "bad.bin")
+		if err := os.WriteFile(p, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		err := tr.Resume(p, "run-key")
+		if !errors.Is(err, ErrCorruptCheckpoint) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s flipped at %d: %v", region, off, err)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "short.bin")
+	os.WriteFile(p, data[:len(data)/2], 0o644)
+	if err := tr.Resume(p, "run-key"); !errors.Is(err, ErrCorruptCheckpoint) {
+		t.Errorf("truncated: %v", err)
+	}
+	if tr.StepsDone() != 0 || !slices.Equal(weightsOf(net), before) {
+		t.Fatal("a refused checkpoint changed the trainer")
+	}
+	if err := tr.Resume(ck, "run-key"); err != nil || tr.StepsDone() != 2 {
+		t.Fatalf("the intact checkpoint: %v, %d steps", err, tr.StepsDone())
 	}
 }

@@ -169,7 +169,7 @@ func TestFailingMethodKeepsRun(t *testing.T) {
 // is refused, checkpoints go unless -keep-checkpoints.
 func TestRunFolderFlags(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
-	args := []string{"-config", synthetic, "-set", "train.steps=2", "-set", "repeats=1", "-set", "queries=20", "-out", out, "-quiet"}
+	args := []string{"-config", synthetic, "-set", "train.steps=2", "-set", "train.checkpoint_every=1", "-set", "repeats=1", "-set", "queries=20", "-out", out, "-quiet"}
 	ck := filepath.Join(out, "repeats", "01", "checkpoint.bin")
 	if code, _, se := runCmd(t.Context(), append(args, "-keep-checkpoints")...); code != 0 {
 		t.Fatalf("exit %d: %s", code, se)

@@ -1,0 +1,81 @@
+package train
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/drknn/drknn/internal/atomicfile"
+)
+
+// Checkpoint files (Trainer and EpisodicTrainer), all integers
+// little-endian:
+//
+//	magic    8 bytes  "DRKNNCKP"
+//	version  uint32   the payload's format version
+//	length   uint64   payload bytes
+//	payload  length bytes of gob (weights, Adam moments, history, key …)
+//	sha256   32 bytes of every preceding byte
+//
+// Every byte is covered by the checksum: a flipped bit anywhere (weights,
+// optimizer state, history, key) makes the file refused as corrupt, in
+// one line, instead of resuming from damaged state.
+const (
+	ckMagic   = "DRKNNCKP"
+	ckHeader  = 8 + 4 + 8
+	ckTrailer = sha256.Size
+)
+
+// ErrCorruptCheckpoint is wrapped by every error about a checkpoint file
+// that fails its checksum or cannot be decoded.
+var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
+
+// writeCheckpoint gob-encodes v under version into path atomically, with
+// the header and checksum above.
+func writeCheckpoint(path string, version uint32, v any) error {
+	var buf bytes.Buffer
+	buf.Write(make([]byte, ckHeader))
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	b := buf.Bytes()
+	copy(b, ckMagic)
+	binary.LittleEndian.PutUint32(b[8:], version)
+	binary.LittleEndian.PutUint64(b[12:], uint64(len(b)-ckHeader))
+	sum := sha256.Sum256(b)
+	return atomicfile.WriteBytes(path, append(b, sum[:]...))
+}
+
+// readCheckpoint checks path's header, length and checksum and decodes its
+// payload into v; the payload's version must be version.
+func readCheckpoint(path string, version uint32, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("resume %s: %w: %s (delete it, or start again with -force)", path, ErrCorruptCheckpoint, fmt.Sprintf(format, a...))
+	}
+	if len(data) < ckHeader+ckTrailer || string(data[:8]) != ckMagic {
+		return bad("not a drknn checkpoint of this version (%d bytes; an older build's checkpoint, or damaged)", len(data))
+	}
+	n := binary.LittleEndian.Uint64(data[12:])
+	if n != uint64(len(data)-ckHeader-ckTrailer) {
+		return bad("payload length %d, the file holds %d (truncated?)", n, len(data)-ckHeader-ckTrailer)
+	}
+	body := data[:len(data)-ckTrailer]
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], data[len(body):]) {
+		return bad("checksum mismatch")
+	}
+	if got := binary.LittleEndian.Uint32(data[8:]); got != version {
+		return fmt.Errorf("resume %s: checkpoint format %d, this build reads %d", path, got, version)
+	}
+	if err := gob.NewDecoder(bytes.NewReader(body[ckHeader:])).Decode(v); err != nil {
+		return bad("%v", err)
+	}
+	return nil
+}
