@@ -122,7 +122,7 @@ type TrainConfig struct {
 	MinisetSize     int       `yaml:"miniset_size" json:"miniset_size"`         // n′, points per mini-set (0 = all M·K)
 	Metric          string    `yaml:"metric" json:"metric"`                     // euclidean or sqeuclidean
 	Theta           []float64 `yaml:"theta" json:"theta"`                       // one radius for all classes or one per class
-	ThetaRelative   bool      `yaml:"theta_relative" json:"theta_relative"`     // ϑ in units of the mini-set's median cost (scale-free)
+	ThetaRelative   bool      `yaml:"theta_relative" json:"theta_relative"`     // ϑ in units of the mini-set's mean cost: costs divided by their mean over the n×n matrix (optlayer.NormalizeCosts; scale-free)
 	ThetaGrid       []float64 `yaml:"theta_grid" json:"theta_grid"`             // candidates for cross-validation; empty = use Theta
 	CVFolds         int       `yaml:"cv_folds" json:"cv_folds"`                 // 0 = leave-one-out
 	Epsilon         float64   `yaml:"epsilon" json:"epsilon"`                   // LFD entropic regularisation
