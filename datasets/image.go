@@ -141,17 +141,10 @@ func greyPlane(img image.Image) (plane []float32, h, w int) {
 				plane[y*w+x] = float32(m.Y[m.YOffset(b.Min.X+x, b.Min.Y+y)]) / 255
 			}
 		}
-	case *image.RGBA:
+	case *image.RGBA, *image.NRGBA:
+		pix, stride := rgbaPix(m)
 		for y := 0; y < h; y++ {
-			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
-			for x := 0; x < w; x++ {
-				p := row[4*x : 4*x+3]
-				plane[y*w+x] = float32((lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])) / 255)
-			}
-		}
-	case *image.NRGBA:
-		for y := 0; y < h; y++ {
-			row := m.Pix[y*m.Stride : y*m.Stride+4*w]
+			row := pix[y*stride : y*stride+4*w]
 			for x := 0; x < w; x++ {
 				p := row[4*x : 4*x+3]
 				plane[y*w+x] = float32((lumaR*float64(p[0]) + lumaG*float64(p[1]) + lumaB*float64(p[2])) / 255)
@@ -480,6 +473,15 @@ func decodeItems(name, root string, shape []int, classes []string, items []image
 	return d, nil
 }
 
+// decodeSample checks the shape of a sample that DecodeImage or
+// DecodeFolderImage is to make and decodes data.
+func decodeSample(data []byte, channels, height, width int) (image.Image, error) {
+	if channels != 1 && channels != 3 || height < 1 || width < 1 {
+		return nil, fmt.Errorf("cannot make images of shape [%d %d %d] (want 1 or 3 channels)", channels, height, width)
+	}
+	return decodeImage(data, MaxImagePixels)
+}
+
 // DecodeImage turns the bytes of one PNG or JPEG file (recognised by
 // content) into a sample of channels×height×width values in [0, 1], with
 // exactly the preprocessing of the image readers: BT.601 luma for one
@@ -487,10 +489,7 @@ func decodeItems(name, root string, shape []int, classes []string, items []image
 // area averaging. Tools that classify new images use it so that a file
 // gives the same sample as through the matching reader.
 func DecodeImage(data []byte, channels, height, width int) ([]float32, error) {
-	if channels != 1 && channels != 3 || height < 1 || width < 1 {
-		return nil, fmt.Errorf("cannot make images of shape [%d %d %d] (want 1 or 3 channels)", channels, height, width)
-	}
-	img, err := decodeImage(data, MaxImagePixels)
+	img, err := decodeSample(data, channels, height, width)
 	if err != nil {
 		return nil, err
 	}

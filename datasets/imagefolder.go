@@ -204,10 +204,7 @@ func convertFolderImage(img image.Image, grey bool, h, w int) (sample []float32,
 // new images for a model trained on an image folder use it, so that a file
 // gives the same sample as through the reader.
 func DecodeFolderImage(data []byte, channels, height, width int) ([]float32, error) {
-	if channels != 1 && channels != 3 || height < 1 || width < 1 {
-		return nil, fmt.Errorf("cannot make images of shape [%d %d %d] (want 1 or 3 channels)", channels, height, width)
-	}
-	img, err := decodeImage(data, MaxImagePixels)
+	img, err := decodeSample(data, channels, height, width)
 	if err != nil {
 		return nil, err
 	}
