@@ -198,3 +198,35 @@ func TestReporterPlain(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReporterTransferTable: the transfer table's work is learnt cell by
+// cell; a cell that reuses its data set's training (no steps) and the
+// evaluation (no unit events) settle to done at the cell's end.
+func TestReporterTransferTable(t *testing.T) {
+	c := (&clock{}).at(0)
+	r := &Reporter{Term: &bytes.Buffer{}, Bar: true, Width: 60, Now: c.now}
+	r.Observe(experiment.TableStarted{Dir: t.TempDir()})
+	done := experiment.TransferOutcome{Results: &experiment.Results{Methods: map[string]experiment.MethodResult{}}}
+	for i, name := range []string{"omniglot-5w1s", "omniglot-5w5s"} {
+		r.Observe(experiment.CellStarted{Name: name})
+		r.Observe(experiment.Started{Repeats: 2, Steps: 3, Methods: []string{"drknn", "proto_net"}})
+		if i == 0 {
+			for s := 1; s <= 3; s++ {
+				for _, obj := range []string{"drknn", "proto"} {
+					c.at(float64(s))
+					r.Observe(experiment.TransferStep{Objective: obj, Stats: train.StepStats{Step: s}})
+				}
+			}
+		}
+		r.Observe(experiment.Finished{})
+		if r.prog.remaining() == 0 {
+			t.Fatalf("cell %d: no work left before the cell ended", i)
+		}
+		done.Cell = experiment.TransferCell{Dataset: "omniglot", Ways: 5, Shots: []int{1, 5}[i]}
+		r.Observe(experiment.TransferCellDone{Outcome: done})
+		if p := r.prog; p.remaining() != 0 || p.steps != 6*(i+1) || p.units != 4*(i+1) {
+			t.Fatalf("cell %d: %d/%d steps, %d/%d units", i, p.doneSteps, p.steps, p.doneUnits, p.units)
+		}
+	}
+	r.Close()
+}

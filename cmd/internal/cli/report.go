@@ -133,8 +133,11 @@ func (r *Reporter) Observe(e experiment.Event) {
 				r.prog.add(e.Repeats*(e.Steps+e.CVSteps), e.Repeats, e.Methods)
 				r.prog.draw(true)
 			}
-		} else if _, planned := r.table[r.cell]; !planned && r.prog != nil {
-			r.prog.add(e.Repeats*(e.Steps+e.CVSteps), e.Repeats, e.Methods) // the transfer table learns its work cell by cell
+		} else if _, planned := r.table[r.cell]; !planned && r.prog != nil && r.cell != "" {
+			// The transfer table learns its work cell by cell.
+			plan := experiment.CellPlan{Name: r.cell, Repeats: e.Repeats, Steps: e.Steps, CVSteps: e.CVSteps, Methods: e.Methods}
+			r.table[r.cell] = plan
+			r.prog.add(plan.Repeats*(plan.Steps+plan.CVSteps), plan.Repeats, plan.Methods)
 		}
 	case experiment.Validated:
 		if r.val == nil {
@@ -162,8 +165,10 @@ func (r *Reporter) Observe(e experiment.Event) {
 			r.file = nil
 		}
 	case experiment.TransferCellDone:
-		r.cell = ""
 		o := e.Outcome
+		// A cell that reused its data set's training, or evaluated without
+		// unit events, counts as done; a skipped one had no work planned.
+		r.settle(experiment.CellOutcome{Name: o.Cell.Name(), Results: o.Results, Skipped: o.Skipped})
 		if o.Results == nil {
 			r.println("%-20s skipped: %s", o.Cell.Name(), o.Skipped)
 			return
