@@ -60,6 +60,9 @@ type FitSummary struct {
 	Scores map[string]eval.Scores `json:"scores"`
 	// FoldAccuracy per method, one value per fold (cross-validation only).
 	FoldAccuracy map[string][]float64 `json:"fold_accuracy,omitempty"`
+	// MethodErrors holds the methods that failed on the test part and why
+	// (they have no Scores); the others and the export are unaffected.
+	MethodErrors map[string]string    `json:"method_errors,omitempty"`
 	Theta        []float64            `json:"theta"`
 	MinisetSize  int                  `json:"miniset_size"` // n′ of Algorithm 1
 	Gathered     bool                 `json:"gathered"`     // each step embedded only its mini-sets
@@ -193,6 +196,11 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 	res = &Results{Dataset: cfg.Dataset, Protocol: ProtocolFit, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: 1, Seed: cfg.Seed,
 		Methods: map[string]MethodResult{}, Config: cfg, Fit: sum}
 	for _, meth := range cfg.Eval.Methods {
+		if why, failed := sum.MethodErrors[meth]; failed {
+			res.Methods[meth] = MethodResult{Mean: math.NaN(), CI95: math.NaN(), PerRepeat: []float64{math.NaN()}, Error: why, Failed: []int{1}}
+			res.Errors = append(res.Errors, fmt.Sprintf("fit: %s: %s", meth, why))
+			continue
+		}
 		if folds == 0 {
 			a := sum.Scores[meth].Accuracy
 			res.Methods[meth] = MethodResult{Mean: a, CI95: math.NaN(), PerRepeat: []float64{a}}
@@ -205,7 +213,10 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 		res.Methods[meth] = MethodResult{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: sum.FoldAccuracy[meth]}
 	}
 	for _, meth := range cfg.Eval.Methods {
-		s := sum.Scores[meth]
+		s, ok := sum.Scores[meth]
+		if !ok {
+			continue // failed, logged above
+		}
 		notify(Message{fmt.Sprintf("%-18s accuracy %.4f  log-loss %.4f  ECE %.4f (%s)", meth, s.Accuracy, s.LogLoss, s.ECE, sum.Evaluation)})
 	}
 	res.Seconds = time.Since(start).Seconds()
@@ -220,6 +231,33 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 		}
 	}
 	return res, nil
+}
+
+// scoreFitMethod predicts the nq test embeddings with one method of the
+// fit model and scores it against truth.
+func scoreFitMethod(mdl *predict.Model, meth string, testEmb []float64, nq, m int, truth []int) (eval.Scores, []int, []float64, error) {
+	if failHook != nil {
+		if err := failHook(0, meth); err != nil {
+			return eval.Scores{}, nil, nil, err
+		}
+	}
+	c, err := mdl.Classifier(predict.Options{Method: meth})
+	if err != nil {
+		return eval.Scores{}, nil, nil, err
+	}
+	pred, err := c.Predict(testEmb, nq)
+	if err != nil {
+		return eval.Scores{}, nil, nil, err
+	}
+	proba, err := c.Proba(testEmb, nq)
+	if err != nil {
+		return eval.Scores{}, nil, nil, err
+	}
+	s, err := eval.Score(pred, proba, m, truth)
+	if err != nil {
+		return eval.Scores{}, nil, nil, fmt.Errorf("%s on the test part: %w", meth, err)
+	}
+	return s, pred, proba, nil
 }
 
 // FitAll trains the model of protocol fit on the samples trainIdx of d
@@ -307,22 +345,21 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 		t0 = time.Now()
 		sum.Scores, fm.Pred, fm.Proba = map[string]eval.Scores{}, map[string][]int{}, map[string][]float64{}
 		for _, meth := range cfg.Eval.Methods {
-			c, err := fm.Model.Classifier(predict.Options{Method: meth})
+			s, pred, proba, err := scoreFitMethod(fm.Model, meth, testEmb, len(testIdx), m, e.QueryLabels)
 			if err != nil {
-				return nil, err
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("stopped evaluating %s: %w", meth, context.Cause(ctx))
+				}
+				// Recorded; the other methods and the export go on.
+				if sum.MethodErrors == nil {
+					sum.MethodErrors = map[string]string{}
+				}
+				sum.MethodErrors[meth] = OneLine(err)
+				notify(Message{fmt.Sprintf("fit: %s failed: %s", meth, sum.MethodErrors[meth])})
+				notify(UnitDone{Method: meth, Accuracy: math.NaN(), Seconds: time.Since(t0).Seconds(), Err: sum.MethodErrors[meth]})
+				continue
 			}
-			nq := len(testIdx)
-			if fm.Pred[meth], err = c.Predict(testEmb, nq); err != nil {
-				return nil, err
-			}
-			if fm.Proba[meth], err = c.Proba(testEmb, nq); err != nil {
-				return nil, err
-			}
-			s, err := eval.Score(fm.Pred[meth], fm.Proba[meth], m, e.QueryLabels)
-			if err != nil {
-				return nil, fmt.Errorf("%s on the test part: %w", meth, err)
-			}
-			sum.Scores[meth] = s
+			sum.Scores[meth], fm.Pred[meth], fm.Proba[meth] = s, pred, proba
 			notify(UnitDone{Method: meth, Accuracy: s.Accuracy, Seconds: time.Since(t0).Seconds()})
 		}
 		lap("evaluate", t0)
@@ -399,6 +436,9 @@ func crossValidate(ctx context.Context, cfg Config, d *datasets.Dataset, trainId
 			})
 			if err != nil {
 				return fmt.Errorf("cross-validation fold %d of %d: %w", f+1, folds, err)
+			}
+			for meth, why := range fm.Summary.MethodErrors {
+				return fmt.Errorf("cross-validation fold %d of %d: %s: %s", f+1, folds, meth, why)
 			}
 			// Each fold writes only its own held-out positions and slot.
 			for _, meth := range cfg.Eval.Methods {

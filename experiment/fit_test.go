@@ -2,6 +2,8 @@ package experiment
 
 import (
 	"encoding/json"
+	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +119,34 @@ func TestFitCrossValidatesCSV(t *testing.T) {
 		if a[m] != b[m] {
 			t.Fatalf("%s: %+v with 1 worker, %+v with 3", m, a[m], b[m])
 		}
+	}
+}
+
+// A method that fails on the test part of protocol fit is recorded (no
+// scores, results.json error) while the others and the export complete.
+func TestFitMethodFailureRecorded(t *testing.T) {
+	failHook = func(_ int, m string) error {
+		if m == "embedding_knn" {
+			return errors.New("broken")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failHook = nil })
+	data, out := t.TempDir(), t.TempDir()
+	if _, _, err := fixtures.ImageFolder(data, 8, 5, 4); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(t.Context(), fitConfig(t, "imagefolder", data, "eval.methods=[drknn,embedding_knn]"), Options{OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Fit.Scores["embedding_knn"]; ok || res.Fit.MethodErrors["embedding_knn"] != "broken" || res.Fit.Scores["drknn"].Accuracy == 0 {
+		t.Fatalf("fit summary: %+v", res.Fit)
+	}
+	if ek := res.Methods["embedding_knn"]; ek.Error != "broken" || !math.IsNaN(ek.Mean) || len(res.Errors) != 1 {
+		t.Fatalf("methods %+v, errors %q", res.Methods, res.Errors)
+	}
+	if _, err := predict.Load(filepath.Join(out, "export")); err != nil {
+		t.Fatal(err)
 	}
 }

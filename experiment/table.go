@@ -36,6 +36,9 @@ type TableOptions struct {
 	// made with the cell's effective config and resumes the others from
 	// their checkpoints; a finished cell with another config is an error.
 	Resume bool
+	// KeepCheckpoints keeps every cell's repeat checkpoints after the cell
+	// is done (Options.KeepCheckpoints; by default they are deleted).
+	KeepCheckpoints bool
 }
 
 // CellOutcome is one column of the table.
@@ -197,7 +200,7 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 			}
 		}
 		notify(CellStarted{Name: o.Name, Dir: dir, Config: o.Config})
-		res, err := RunData(ctx, cfg, d, Options{OutDir: dir, Resume: opts.Resume, Observer: notify})
+		res, err := RunData(ctx, cfg, d, Options{OutDir: dir, Resume: opts.Resume, KeepCheckpoints: opts.KeepCheckpoints, Observer: notify})
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}

@@ -110,10 +110,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if f := res.Fit; f != nil {
 		fmt.Fprintf(stdout, "%s fit: %d training samples, %d classes, %.1fs → %s; model for drknn-predict -model %s\n", res.Dataset, f.Train, len(f.Classes), res.Seconds, filepath.Join(dir, "results.json"), f.Export)
 		for _, m := range res.Config.Eval.Methods {
-			s := f.Scores[m]
+			s, ok := f.Scores[m]
+			if !ok {
+				fmt.Fprintf(stdout, "  %-18s failed: %s\n", m, f.MethodErrors[m])
+				continue
+			}
 			fmt.Fprintf(stdout, "  %-18s accuracy %.4f  log-loss %.4f  ECE %.4f (%s)\n", m, s.Accuracy, s.LogLoss, s.ECE, f.Evaluation)
 		}
-		return nil
+		return failures(res, dir, stderr)
 	}
 	fmt.Fprintf(stdout, "%s %d-way %d-shot, %d repeats, %.1fs → %s\n", res.Dataset, res.Ways, res.Shots, res.Repeats, res.Seconds, filepath.Join(dir, "results.json"))
 	if !*quiet {
@@ -132,13 +136,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if len(res.Errors) > 0 {
-		for _, e := range res.Errors {
-			fmt.Fprintf(stderr, "drknn-train: failed: %s\n", e)
-		}
-		return incomplete{n: len(res.Errors), path: filepath.Join(dir, "results.json")}
+	return failures(res, dir, stderr)
+}
+
+// failures prints the run's recorded failures on stderr and returns the
+// exit-3 error when there are any.
+func failures(res *experiment.Results, dir string, stderr io.Writer) error {
+	if len(res.Errors) == 0 {
+		return nil
 	}
-	return nil
+	for _, e := range res.Errors {
+		fmt.Fprintf(stderr, "drknn-train: failed: %s\n", e)
+	}
+	return incomplete{n: len(res.Errors), path: filepath.Join(dir, "results.json")}
 }
 
 // incomplete is the error of a run that finished with failures recorded in
