@@ -71,7 +71,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		dir = cli.FreshDir("runs", name, time.Now())
 	}
-	if err := cli.CheckOut(dir, *resume, *force); err != nil {
+	if *resume && *force {
+		return cli.Usagef("-resume and -force exclude each other: -resume continues the table in %s, -force runs every cell again", dir)
+	}
+	// The same rule as drknn-train's run folder: a folder that holds
+	// anything needs -resume or -force.
+	if err := experiment.PrepareRunDir(dir, *resume, *force); err != nil {
+		return cli.Usage(err)
+	}
+	if _, err := experiment.RemoveTemps(dir); err != nil {
 		return err
 	}
 	rep := &cli.Reporter{Term: stderr, Bar: true}
