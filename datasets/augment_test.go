@@ -3,6 +3,7 @@ package datasets
 import (
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,18 +13,6 @@ var img34 = []float32{
 	1, 2, 3, 4,
 	5, 6, 7, 8,
 	9, 10, 11, 12,
-}
-
-func equalF32(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestShiftFlipHandWorked(t *testing.T) {
@@ -47,7 +36,7 @@ func TestShiftFlipHandWorked(t *testing.T) {
 			out[i] = -99 // every pixel must be written
 		}
 		shiftFlip(out, img34, 1, 3, 4, c.dy, c.dx, c.flip)
-		if !equalF32(out, c.want) {
+		if !slices.Equal(out, c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, out, c.want)
 		}
 	}
@@ -104,7 +93,7 @@ func TestAugmentFollowsDocumentedDraws(t *testing.T) {
 			}
 			seen[[3]int{dy, dx, f}] = true
 		}
-		if !equalF32(dst, want) {
+		if !slices.Equal(dst, want) {
 			t.Fatalf("trial %d: got %v, want %v", trial, dst, want)
 		}
 	}
@@ -123,7 +112,7 @@ func TestAugmentPinned(t *testing.T) {
 	// Drawn: dy = +1, dx = −1, mirrored. Mirrored rows are 4 3 2 1 /
 	// 8 7 6 5 / 12 11 10 9; out(y, x) = m(y+1, x−1).
 	want := []float32{0, 8, 7, 6, 0, 12, 11, 10, 0, 0, 0, 0}
-	if !equalF32(dst, want) {
+	if !slices.Equal(dst, want) {
 		t.Fatalf("got %v, want %v", dst, want)
 	}
 }
@@ -141,17 +130,17 @@ func TestAugmentSameSeedSameBatch(t *testing.T) {
 	if err := Augment(b, d.X, d.Len(), d.Shape, s, rand.New(rand.NewSource(7))); err != nil {
 		t.Fatal(err)
 	}
-	if !equalF32(a, b) {
+	if !slices.Equal(a, b) {
 		t.Fatal("same seed gave different batches")
 	}
 	if err := Augment(b, d.X, d.Len(), d.Shape, s, rand.New(rand.NewSource(8))); err != nil {
 		t.Fatal(err)
 	}
-	if equalF32(a, b) {
+	if slices.Equal(a, b) {
 		t.Fatal("seeds 7 and 8 gave the same batch of 10 images")
 	}
 	// Off: an exact copy.
-	if err := Augment(b, d.X, d.Len(), d.Shape, AugmentSettings{}, rand.New(rand.NewSource(7))); err != nil || !equalF32(b, d.X) {
+	if err := Augment(b, d.X, d.Len(), d.Shape, AugmentSettings{}, rand.New(rand.NewSource(7))); err != nil || !slices.Equal(b, d.X) {
 		t.Fatalf("augmentation off changed the images (err %v)", err)
 	}
 }

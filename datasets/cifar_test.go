@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func TestReadCIFAR10Real(t *testing.T) {
 		if err := d.Validate(); err != nil {
 			t.Fatal(err)
 		}
-		if d.Len() != 10000 || !equalInts(d.Shape, []int{3, 32, 32}) {
+		if d.Len() != 10000 || !slices.Equal(d.Shape, []int{3, 32, 32}) {
 			t.Fatalf("%d samples of shape %v", d.Len(), d.Shape)
 		}
 		if got := strings.Join(d.Classes, ","); got != "airplane,automobile,bird,cat,deer,dog,frog,horse,ship,truck" {
@@ -48,7 +49,7 @@ func TestReadCIFAR10Real(t *testing.T) {
 				t.Errorf("class %s has %d samples, want 1000", d.Classes[c], n)
 			}
 		}
-		if !equalInts(d.Labels[:10], cifarTestFirst) || !equalInts(d.Labels[9997:], cifarTestLast) {
+		if !slices.Equal(d.Labels[:10], cifarTestFirst) || !slices.Equal(d.Labels[9997:], cifarTestLast) {
 			t.Errorf("labels %v … %v", d.Labels[:10], d.Labels[9997:])
 		}
 		for _, p := range cifarTestPixels {
@@ -71,7 +72,7 @@ func TestReadCIFAR10Real(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Len() != 10000 || !equalInts(g.Shape, []int{1, 32, 32}) {
+	if g.Len() != 10000 || !slices.Equal(g.Shape, []int{1, 32, 32}) {
 		t.Fatalf("grey: %d samples of shape %v", g.Len(), g.Shape)
 	}
 	if got := g.Sample(0)[0]; math.Abs(float64(got)-cifarLuma000) > 1e-6 {
@@ -103,7 +104,7 @@ func TestReadCIFAR10BatchOrderAndGrey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(d.Labels, []int{0, 2, 3, 9}) || d.Classes[9] != "truck" {
+	if !slices.Equal(d.Labels, []int{0, 2, 3, 9}) || d.Classes[9] != "truck" {
 		t.Fatalf("labels %v classes %v", d.Labels, d.Classes)
 	}
 	if d.Files[1] != "data_batch_2.bin:0" || d.Files[2] != "data_batch_2.bin:1" || d.Files[3] != "test_batch.bin:0" {

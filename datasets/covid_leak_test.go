@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -236,7 +237,7 @@ func TestCOVIDCTNoModeOrFormatSignal(t *testing.T) {
 			F = append(F, formatFeatures(d.Sample(i)))
 			y = append(y, d.Labels[i])
 			fold = append(fold, (i%n)%2) // both members of a pair in the same fold
-			if i < n && equalF32(d.Sample(i), d.Sample(i+n)) {
+			if i < n && slices.Equal(d.Sample(i), d.Sample(i+n)) {
 				identical++
 			}
 		}

@@ -3,6 +3,7 @@ package datasets
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -163,7 +164,7 @@ func TestEpisodeShortQueries(t *testing.T) {
 		t.Fatalf("short %v, %d queries", ep.Short, len(ep.QueryIndex))
 	}
 	tr, q := ep.Train(d), ep.Query(d)
-	if tr.Len() != 15 || q.Len() != 6 || tr.Classes[0] != d.Classes[ep.Classes[0]] || !equalInts(q.Labels, ep.QueryLabels) {
+	if tr.Len() != 15 || q.Len() != 6 || tr.Classes[0] != d.Classes[ep.Classes[0]] || !slices.Equal(q.Labels, ep.QueryLabels) {
 		t.Fatalf("Train/Query views: %d, %d, %v", tr.Len(), q.Len(), tr.Classes)
 	}
 	if tr.Sample(3)[0] != float32(ep.TrainIndex[3]) {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,7 +42,7 @@ func TestLoadDispatch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if d.Len() != c.n || !equalInts(d.Shape, c.shape) {
+		if d.Len() != c.n || !slices.Equal(d.Shape, c.shape) {
 			t.Errorf("%s: %d samples of shape %v, want %d of %v", c.name, d.Len(), d.Shape, c.n, c.shape)
 		}
 	}
@@ -95,7 +96,7 @@ func TestLoadImageReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Len() != 2 || !equalInts(d.Shape, []int{1, 7, 7}) || len(d.Classes) != 2 {
+	if d.Len() != 2 || !slices.Equal(d.Shape, []int{1, 7, 7}) || len(d.Classes) != 2 {
 		t.Fatalf("omniglot: %d samples of %v, classes %v", d.Len(), d.Shape, d.Classes)
 	}
 
@@ -114,7 +115,7 @@ func TestLoadImageReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(rgb.Shape, []int{3, 4, 4}) || !equalInts(grey.Shape, []int{1, 4, 4}) {
+	if !slices.Equal(rgb.Shape, []int{3, 4, 4}) || !slices.Equal(grey.Shape, []int{1, 4, 4}) {
 		t.Fatalf("miniimagenet shapes %v, %v", rgb.Shape, grey.Shape)
 	}
 	if got := grey.X[0]; math.Abs(float64(got)-0.299) > 1e-6 {
@@ -128,7 +129,7 @@ func TestLoadImageReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Len() != 2 || !equalInts(d.Shape, []int{1, 5, 5}) || !equalInts(d.Labels, []int{0, 1}) {
+	if d.Len() != 2 || !slices.Equal(d.Shape, []int{1, 5, 5}) || !slices.Equal(d.Labels, []int{0, 1}) {
 		t.Fatalf("covid-ct: %d samples of %v, labels %v", d.Len(), d.Shape, d.Labels)
 	}
 }
@@ -146,7 +147,7 @@ func TestGreyMatchesCIFARGrey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(got.Shape, want.Shape) || !equalInts(got.Labels, want.Labels) {
+	if !slices.Equal(got.Shape, want.Shape) || !slices.Equal(got.Labels, want.Labels) {
 		t.Fatalf("shape %v labels %v", got.Shape, got.Labels)
 	}
 	for i := range got.X {

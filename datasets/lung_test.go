@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,10 +28,10 @@ func TestReadLungCancerReal(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if d.Len() != 32 || !equalInts(d.Shape, []int{56}) || strings.Join(d.Classes, ",") != "1,2,3" {
+	if d.Len() != 32 || !slices.Equal(d.Shape, []int{56}) || strings.Join(d.Classes, ",") != "1,2,3" {
 		t.Fatalf("%d rows, shape %v, classes %v", d.Len(), d.Shape, d.Classes)
 	}
-	if got := d.ClassCounts(); !equalInts(got, []int{9, 13, 10}) {
+	if got := d.ClassCounts(); !slices.Equal(got, []int{9, 13, 10}) {
 		t.Fatalf("class counts %v, want 9/13/10", got)
 	}
 	// Row 0 begins 1,0,3,0,?,0,2,2: class 1; attribute 3 is missing and
@@ -126,7 +127,7 @@ func TestLungImputationHandWorked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Len() != 4 || !equalInts(d.Labels, []int{0, 0, 1, 2}) {
+	if d.Len() != 4 || !slices.Equal(d.Labels, []int{0, 0, 1, 2}) {
 		t.Fatalf("%d rows labels %v", d.Len(), d.Labels)
 	}
 	if got := d.Sample(3)[0]; got != 2.0/3 {
@@ -238,7 +239,7 @@ func TestLungOneHotHandWorked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(oh.Shape, []int{224}) || oh.Len() != 2 || !equalInts(oh.Labels, []int{0, 1}) {
+	if !slices.Equal(oh.Shape, []int{224}) || oh.Len() != 2 || !slices.Equal(oh.Labels, []int{0, 1}) {
 		t.Fatalf("shape %v, %d rows, labels %v", oh.Shape, oh.Len(), oh.Labels)
 	}
 	want0 := []float32{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0}
@@ -284,7 +285,7 @@ func TestLungOneHotReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Len() != 32 || !equalInts(d.Shape, []int{224}) || !equalInts(d.Labels, plain.Labels) {
+	if d.Len() != 32 || !slices.Equal(d.Shape, []int{224}) || !slices.Equal(d.Labels, plain.Labels) {
 		t.Fatalf("%d rows of shape %v", d.Len(), d.Shape)
 	}
 	for i := 0; i < d.Len(); i++ {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,7 +56,7 @@ func checkMiniSet(t *testing.T, labels []int, avail []int, size int, ms MiniSet)
 		}
 		got[ms.Labels[k]]++
 	}
-	if !equalInts(got, ms.Counts) {
+	if !slices.Equal(got, ms.Counts) {
 		t.Fatalf("points per class %v, counts %v", got, ms.Counts)
 	}
 }
@@ -86,11 +87,11 @@ func TestMiniSetForcedSplits(t *testing.T) {
 	labels := labelsFor(2, 4, 3)
 	rng := rand.New(rand.NewSource(5))
 	ms, err := DrawMiniSet(labels, 3, 9, rng)
-	if err != nil || !equalInts(ms.Counts, []int{2, 4, 3}) {
+	if err != nil || !slices.Equal(ms.Counts, []int{2, 4, 3}) {
 		t.Fatalf("n′ = 9: %v %v", ms.Counts, err)
 	}
 	ms, _ = DrawMiniSet(labels, 3, 3, rng)
-	if !equalInts(ms.Counts, []int{1, 1, 1}) {
+	if !slices.Equal(ms.Counts, []int{1, 1, 1}) {
 		t.Fatalf("n′ = 3: %v", ms.Counts)
 	}
 }

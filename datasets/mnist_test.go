@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,13 +88,13 @@ func TestReadMNISTRealT10k(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if d.Len() != 10000 || !equalInts(d.Shape, []int{1, 28, 28}) || len(d.Classes) != 10 || d.Classes[7] != "7" {
+	if d.Len() != 10000 || !slices.Equal(d.Shape, []int{1, 28, 28}) || len(d.Classes) != 10 || d.Classes[7] != "7" {
 		t.Fatalf("got %d samples, shape %v, classes %v", d.Len(), d.Shape, d.Classes)
 	}
-	if got := d.ClassCounts(); !equalInts(got, mnistT10kCounts) {
+	if got := d.ClassCounts(); !slices.Equal(got, mnistT10kCounts) {
 		t.Errorf("class counts %v, want %v", got, mnistT10kCounts)
 	}
-	if !equalInts(d.Labels[:10], mnistT10kFirst) || !equalInts(d.Labels[9995:], mnistT10kLast) {
+	if !slices.Equal(d.Labels[:10], mnistT10kFirst) || !slices.Equal(d.Labels[9995:], mnistT10kLast) {
 		t.Errorf("labels start %v end %v", d.Labels[:10], d.Labels[9995:])
 	}
 	for _, p := range mnistT10kPixels {
@@ -145,7 +146,7 @@ func TestReadMNISTBothSplitsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(d.Labels, []int{0, 1, 2, 9, 8}) {
+	if !slices.Equal(d.Labels, []int{0, 1, 2, 9, 8}) {
 		t.Fatalf("labels %v, want train [0 1 2] then t10k [9 8]", d.Labels)
 	}
 	wantFiles := []string{"train-images-idx3-ubyte:0", "train-images-idx3-ubyte:1", "train-images-idx3-ubyte:2",
@@ -276,18 +277,6 @@ func FuzzParseMNIST(f *testing.F) {
 	})
 }
 
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // Concatenated gzip members read as one stream (as gunzip does); garbage
 // after the gzip stream is an error.
 func TestParseIDXGzipMembers(t *testing.T) {
@@ -341,10 +330,10 @@ func TestReadMNISTSplitChoice(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s split %q: %v", c.dir, c.split, err)
 		}
-		if !equalInts(d.Labels, c.labels) || d.Files[0] != c.first {
+		if !slices.Equal(d.Labels, c.labels) || d.Files[0] != c.first {
 			t.Errorf("%s split %q: labels %v first %s, want %v %s", c.dir, c.split, d.Labels, d.Files[0], c.labels, c.first)
 		}
-		if c.split == "" && c.dir == both && (!equalF32(d.X, before.X) || !equalInts(d.Labels, before.Labels)) {
+		if c.split == "" && c.dir == both && (!slices.Equal(d.X, before.X) || !slices.Equal(d.Labels, before.Labels)) {
 			t.Error("adding the training files changed the default data set")
 		}
 	}

@@ -2,11 +2,12 @@ package datasets
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
 func sameData(a, b *Dataset) bool {
-	if len(a.X) != len(b.X) || !equalInts(a.Labels, b.Labels) || !equalInts(a.Shape, b.Shape) {
+	if len(a.X) != len(b.X) || !slices.Equal(a.Labels, b.Labels) || !slices.Equal(a.Shape, b.Shape) {
 		return false
 	}
 	for i := range a.X {
@@ -53,7 +54,7 @@ func TestSyntheticGaussMeans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !equalInts(d.Shape, []int{2}) || d.Len() != 3*per {
+	if !slices.Equal(d.Shape, []int{2}) || d.Len() != 3*per {
 		t.Fatalf("shape %v, %d samples", d.Shape, d.Len())
 	}
 	var sx, sy [3]float64
@@ -115,7 +116,7 @@ func TestSyntheticImagesClassDependent(t *testing.T) {
 		t.Fatal(err)
 	}
 	test, _ := SyntheticImages(SyntheticSettings{PerClass: 30, Seed: 2})
-	if !equalInts(train.Shape, []int{1, 28, 28}) || len(train.Classes) != 10 || train.Classes[0] != "ring" {
+	if !slices.Equal(train.Shape, []int{1, 28, 28}) || len(train.Classes) != 10 || train.Classes[0] != "ring" {
 		t.Fatalf("shape %v classes %v", train.Shape, train.Classes)
 	}
 	for _, v := range train.X {
@@ -147,7 +148,7 @@ func TestSyntheticImagesClassDependent(t *testing.T) {
 		t.Fatalf("pixel 1-NN accuracy %.3f: classes not distinguishable", acc)
 	}
 	small, err := SyntheticImages(SyntheticSettings{Size: 16, Classes: 4, PerClass: 2})
-	if err != nil || !equalInts(small.Shape, []int{1, 16, 16}) || small.Len() != 8 {
+	if err != nil || !slices.Equal(small.Shape, []int{1, 16, 16}) || small.Len() != 8 {
 		t.Fatalf("16×16: %v", err)
 	}
 }

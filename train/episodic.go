@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/lossop"
@@ -147,7 +148,7 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	cfg := net.Config()
-	if !equalInts(cfg.InShape, d.Shape) {
+	if !slices.Equal(cfg.InShape, d.Shape) {
 		return nil, fmt.Errorf("train: the network takes samples of shape %v, the data set has %v", cfg.InShape, d.Shape)
 	}
 	if err := s.validate(d.Shape); err != nil {
@@ -222,18 +223,6 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	return t, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Close releases the trainer's Gorgonia machine. The Net stays usable.
