@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -49,23 +50,37 @@ func PrepareRunDir(dir string, resume, force bool) error {
 		ErrRunDirInUse, dir, len(ents), ents[0].Name())
 }
 
-// isTemp reports whether a file name is a temporary of an atomic write
-// (internal/atomicfile's ".NAME.tmp-…", model's ".NAME.tmp…").
+// isTemp reports whether a file name is the temporary of an atomic write
+// of a run output (internal/atomicfile's ".NAME.tmp-…"): NAME one of the
+// kinds of file a run writes.
 func isTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, ".tmp")
+	i := strings.Index(name, ".tmp")
+	if !strings.HasPrefix(name, ".") || i < 2 {
+		return false
+	}
+	switch filepath.Ext(name[1:i]) {
+	case ".json", ".bin", ".npy", ".csv", ".md", ".png", ".svg":
+		return true
+	}
+	return false
 }
 
 // RemoveTemps deletes the temporaries that atomic writes killed before
-// their rename (SIGKILL, power loss) left anywhere under dir, and returns
-// how many it removed. A run calls it on start: nothing else writes there.
+// their rename (SIGKILL, power loss) left in dir and under its run
+// folders (repeats/, export/, train/, cells/), and returns how many it
+// removed. A run calls it on start: nothing else writes there. Files that
+// are not temporaries of run outputs are never touched.
 func RemoveTemps(dir string) (int, error) {
 	n := 0
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+	remove := func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			return err
+		}
+		if e.IsDir() && p != dir && filepath.Dir(p) == dir && !slices.Contains([]string{"repeats", "export", "train", "cells"}, e.Name()) {
+			return fs.SkipDir // not a run folder of ours
 		}
 		if e.Type().IsRegular() && isTemp(e.Name()) {
 			if err := os.Remove(p); err != nil {
@@ -74,8 +89,8 @@ func RemoveTemps(dir string) (int, error) {
 			n++
 		}
 		return nil
-	})
-	if err != nil {
+	}
+	if err := filepath.WalkDir(dir, remove); err != nil {
 		return n, fmt.Errorf("run folder: removing stale temporaries: %w", err)
 	}
 	return n, nil

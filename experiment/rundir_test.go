@@ -134,6 +134,19 @@ func TestRunFolder(t *testing.T) {
 	if err := os.WriteFile(keep, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Nor are these: a dot file of another kind, and one in a folder that
+	// is not a run folder.
+	for _, p := range []string{filepath.Join(dir, ".vimrc.tmp"), filepath.Join(dir, "mine", ".results.json.tmp-1")} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if _, err := os.Stat(p); err != nil {
+				t.Errorf("%s removed: %v", p, err)
+			}
+		})
+	}
 	cfg := synthConfig(t, "repeats=1", "train.steps=2", "train.checkpoint_every=1", "queries=20", "eval.methods=[drknn]")
 	if _, err := Run(t.Context(), cfg, Options{OutDir: dir, KeepCheckpoints: true}); err != nil {
 		t.Fatal(err)
@@ -152,7 +165,7 @@ func TestRunFolder(t *testing.T) {
 			return err
 		}
 		files++
-		if isTemp(e.Name()) {
+		if isTemp(e.Name()) && filepath.Base(filepath.Dir(p)) != "mine" {
 			t.Errorf("temporary left: %s", p)
 		}
 		if info, err := e.Info(); err != nil || info.Mode().Perm() != 0o644 {
@@ -183,9 +196,13 @@ func TestRunFolder(t *testing.T) {
 	if err := PrepareRunDir(dir, false, true); err != nil {
 		t.Fatal(err)
 	}
+	var left []string
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 || ents[0].Name() != "notes.tmp" {
-		t.Fatalf("-force left %v (want only the unrelated file)", ents)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if !slices.Equal(left, []string{".vimrc.tmp", "mine", "notes.tmp"}) {
+		t.Fatalf("-force left %v (want only the unrelated files)", left)
 	}
 	for _, d := range []string{filepath.Join(t.TempDir(), "missing"), t.TempDir()} {
 		if err := PrepareRunDir(d, false, false); err != nil {
