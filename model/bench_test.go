@@ -82,6 +82,19 @@ func (s *trainStep) run(tb testing.TB) float64 {
 	return c
 }
 
+// benchSteps times b.N runs of s after one warm-up run, reporting the CPU
+// time per step beside the wall time.
+func benchSteps(b *testing.B, s *trainStep) {
+	s.run(b)
+	c0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.run(b)
+	}
+	b.StopTimer()
+	b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+}
+
 // BenchmarkTrainStep is one training step of the paper's network on MNIST-
 // sized input: 50×1×28×28, 32 channels, pool, linear to 400, loss Σ emb²,
 // Adam. Run with -tags openblas for the OpenBLAS build.
@@ -89,14 +102,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	for _, dt := range []DType{Float32, Float64} {
 		b.Run(string(dt), func(b *testing.B) {
 			s := newTrainStep(b, Config{Kind: CNN, InShape: []int{1, 28, 28}, DType: dt}, 50, 1)
-			s.run(b)
-			c0 := cpuTime()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				s.run(b)
-			}
-			b.StopTimer()
-			b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+			benchSteps(b, s)
 		})
 	}
 }
@@ -117,14 +123,7 @@ func BenchmarkTrainStepConv4(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			s := newTrainStep(b, Config{Kind: Conv4, InShape: c.shape}, c.batch, 1)
-			s.run(b)
-			c0 := cpuTime()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				s.run(b)
-			}
-			b.StopTimer()
-			b.ReportMetric((cpuTime()-c0)/float64(b.N)*1e3, "cpu-ms/op")
+			benchSteps(b, s)
 		})
 	}
 }

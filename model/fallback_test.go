@@ -25,5 +25,5 @@ func TestFallbackPaths(t *testing.T) {
 	t.Run("gradients", TestGradientFD)
 	t.Run("adam", TestAdamReference)
 	t.Run("conv4", TestConv4Forward)
-	t.Run("conv4-f32-gradients", TestConv4GradientF32)
+	t.Run("f32-gradients", TestGradientF32)
 }

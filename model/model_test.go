@@ -294,48 +294,12 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// lossGrads runs loss = Σ_ij c_ij·emb_ij + ½Σ emb² on the graph and returns
-// the loss and the gradients of every parameter (as float64).
+// lossGrads runs loss = Σ_ij c_ij·emb_ij + ½Σ emb² on the graph (training
+// mode, as Net.Build) and returns the loss and the gradients of every
+// parameter (as float64).
 func lossGrads(t *testing.T, net *Net, x []float64, n int, c []float64) (float64, [][]float64) {
 	t.Helper()
-	g := G.NewGraph()
-	shape := append([]int{n}, net.cfg.InShape...)
-	xn := G.NewTensor(g, net.Dtype(), len(shape), G.WithShape(shape...), G.WithName("x"), G.WithValue(tensorOf(net, x, shape)))
-	emb, L, err := net.Build(g, xn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cn := G.NewMatrix(g, net.Dtype(), G.WithShape(n, net.Dim()), G.WithName("c"), G.WithValue(tensorOf(net, c, []int{n, net.Dim()})))
-	half := G.NewConstant(0.5, G.WithName("half"))
-	if net.Dtype() == tensor.Float32 {
-		half = G.NewConstant(float32(0.5), G.WithName("half"))
-	}
-	lin := G.Must(G.Sum(G.Must(G.HadamardProd(cn, emb))))
-	sq := G.Must(G.Mul(half, G.Must(G.Sum(G.Must(G.Square(emb))))))
-	cost := G.Must(G.Add(lin, sq))
-	if _, err := G.Grad(cost, L...); err != nil {
-		t.Fatal(err)
-	}
-	vm := G.NewTapeMachine(g, G.BindDualValues(L...))
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
-	var grads [][]float64
-	for _, l := range L {
-		gv, err := l.Grad()
-		if err != nil {
-			t.Fatal(err)
-		}
-		grads = append(grads, toF64(gv.Data()))
-	}
-	var loss float64
-	switch v := cost.Value().Data().(type) {
-	case float32:
-		loss = float64(v)
-	case float64:
-		loss = v
-	}
+	_, loss, grads, _ := conv4Run(t, net, x, n, c, Train, false, false)
 	return loss, grads
 }
 
@@ -347,6 +311,33 @@ func refLoss(net *Net, x []float64, n int, c []float64) float64 {
 		s += c[i]*v + 0.5*v*v
 	}
 	return s
+}
+
+// checkFD compares got, the gradient of loss with respect to v, with
+// central finite differences of loss (step 1e-6, relative tolerance 1e-6)
+// in every entry of v, and wants some gradient non-zero.
+func checkFD(t *testing.T, name string, v, got []float64, loss func() float64) {
+	t.Helper()
+	const h = 1e-6
+	nz := 0
+	for j := range v {
+		old := v[j]
+		v[j] = old + h
+		lp := loss()
+		v[j] = old - h
+		lm := loss()
+		v[j] = old
+		fd := (lp - lm) / (2 * h)
+		if math.Abs(got[j]-fd) > 1e-6*math.Max(1, math.Abs(fd)) {
+			t.Errorf("%s[%d]: gradient %.10g, finite difference %.10g", name, j, got[j], fd)
+		}
+		if got[j] != 0 {
+			nz++
+		}
+	}
+	if nz == 0 {
+		t.Errorf("%s: all gradients zero", name)
+	}
 }
 
 // TestGradientFD compares the graph's gradients (hand-written backward
@@ -390,57 +381,55 @@ func TestGradientFD(t *testing.T) {
 			if want := refLoss(net, x, c.n, cc); math.Abs(loss-want) > 1e-10*math.Max(1, math.Abs(want)) {
 				t.Fatalf("graph loss %v, reference %v", loss, want)
 			}
-			const h = 1e-6
 			for pi, p := range net.params {
-				nz := 0
-				for j := range p.F64 {
-					old := p.F64[j]
-					p.F64[j] = old + h
-					lp := refLoss(net, x, c.n, cc)
-					p.F64[j] = old - h
-					lm := refLoss(net, x, c.n, cc)
-					p.F64[j] = old
-					fd := (lp - lm) / (2 * h)
-					got := grads[pi][j]
-					if math.Abs(got-fd) > 1e-6*math.Max(1, math.Abs(fd)) {
-						t.Errorf("%s[%d]: gradient %.10g, finite difference %.10g", p.Name, j, got, fd)
-					}
-					if got != 0 {
-						nz++
-					}
-				}
-				if nz == 0 {
-					t.Errorf("%s: all gradients zero", p.Name)
-				}
+				checkFD(t, p.Name, p.F64, grads[pi], func() float64 { return refLoss(net, x, c.n, cc) })
 			}
 		})
 	}
 }
 
-// TestGradientF32 checks the float32 graph against the float64 one.
+// TestGradientF32 checks the float32 graph's gradients (and Conv-4's input
+// gradient) against the float64 graph's.
 func TestGradientF32(t *testing.T) {
-	cfg := Config{Kind: CNN, InShape: []int{3, 8, 8}, Channels: 4, Dim: 6, DType: Float64}
-	n64, err := New(cfg, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DType = Float32
-	n32, err := New(cfg, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewSource(9))
-	x := randInput(rng, 5*cfg.InSize())
-	cc := make([]float64, 5*6)
-	for i := range cc {
-		cc[i] = rng.NormFloat64()
-	}
-	_, g64 := lossGrads(t, n64, x, 5, cc)
-	_, g32 := lossGrads(t, n32, x, 5, cc)
-	for i := range g64 {
-		if e := maxRelErr(g32[i], g64[i]); e > 1e-4 {
-			t.Errorf("%s: float32 gradient max rel error %g", n64.params[i].Name, e)
-		}
+	for _, c := range []struct {
+		name      string
+		cfg       Config
+		n         int
+		inputGrad bool
+		tol       float64
+	}{
+		{"cnn", Config{Kind: CNN, InShape: []int{3, 8, 8}, Channels: 4, Dim: 6}, 5, false, 1e-4},
+		{"conv4", Config{Kind: Conv4, InShape: []int{3, 20, 20}, Channels: 8, Dim: 5}, 6, true, 1e-3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := c.cfg
+			cfg.DType = Float64
+			n64, err := New(cfg, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.DType = Float32
+			n32, err := New(cfg, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(9))
+			x := randInput(rng, c.n*cfg.InSize())
+			cc := make([]float64, c.n*cfg.Dim)
+			for i := range cc {
+				cc[i] = rng.NormFloat64()
+			}
+			_, _, g64, dx64 := conv4Run(t, n64, x, c.n, cc, Train, false, c.inputGrad)
+			_, _, g32, dx32 := conv4Run(t, n32, x, c.n, cc, Train, false, c.inputGrad)
+			for i := range g64 {
+				if e := maxRelErr(g32[i], g64[i]); e > c.tol {
+					t.Errorf("%s: float32 gradient max rel error %g", n64.params[i].Name, e)
+				}
+			}
+			if e := maxRelErr(dx32, dx64); c.inputGrad && e > c.tol {
+				t.Errorf("input: float32 gradient max rel error %g", e)
+			}
+		})
 	}
 }
 
@@ -496,12 +485,15 @@ func sameWeights(a, b *Net) bool {
 }
 
 // TestTrainingReducesLoss: Adam on Σ emb² through the graph drives the
-// loss down, for both bodies and dtypes.
+// loss down, for every body (Conv-4 with batch normalisation in training
+// mode) and both dtypes.
 func TestTrainingReducesLoss(t *testing.T) {
 	for _, cfg := range []Config{
 		{Kind: CNN, InShape: []int{1, 10, 10}, Channels: 4, Dim: 8, DType: Float32},
 		{Kind: CNN, InShape: []int{3, 8, 8}, Channels: 4, Dim: 8, DType: Float64},
 		{Kind: MLP, InShape: []int{56}, Hidden: 16, Dim: 8, DType: Float32},
+		{Kind: Conv4, InShape: []int{1, 16, 16}, Channels: 4, Dim: 4, DType: Float32},
+		{Kind: Conv4, InShape: []int{1, 16, 16}, Channels: 4, Dim: 4, DType: Float64},
 	} {
 		s := newTrainStep(t, cfg, 6, 3)
 		s.adam.s.LR = 1e-2
