@@ -262,9 +262,25 @@ func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 		cfg.transferDefaults(func(key string) bool { return hasKey(root, key) })
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("%s: %w", name, err)
+		return cfg, fmt.Errorf("%s: %s%w", name, setFor(err, overrides), err)
 	}
 	return cfg, nil
+}
+
+// setFor names the -set argument that gave the key an error is about
+// (`-set "ways=1": `), or "" when the file gave it.
+func setFor(err error, overrides []string) string {
+	var key string
+	if _, e := fmt.Sscanf(err.Error(), "key %s", &key); e != nil {
+		return ""
+	}
+	key = strings.TrimSuffix(key, ":")
+	for i := len(overrides) - 1; i >= 0; i-- { // the last one wins
+		if k, _, ok := strings.Cut(overrides[i], "="); ok && strings.TrimSpace(k) == key {
+			return fmt.Sprintf("-set %q: ", overrides[i])
+		}
+	}
+	return ""
 }
 
 func cleanYAMLErr(err error) string { return strings.TrimPrefix(err.Error(), "yaml: ") }
