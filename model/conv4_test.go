@@ -301,15 +301,6 @@ func TestConv4Forward(t *testing.T) {
 	}
 }
 
-func sameParam(p, q *Param) bool {
-	for j := 0; j < p.Len(); j++ {
-		if math.Float64bits(p.At(j)) != math.Float64bits(q.At(j)) {
-			return false
-		}
-	}
-	return true
-}
-
 // TestConv4Dims checks the embedding widths of the standard inputs.
 func TestConv4Dims(t *testing.T) {
 	for _, c := range []struct {

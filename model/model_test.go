@@ -471,14 +471,21 @@ func sameWeights(a, b *Net) bool {
 		return false
 	}
 	for i, p := range at {
-		q := bt[i]
-		if p.Len() != q.Len() {
+		if !sameParam(p, bt[i]) {
 			return false
 		}
-		for j := 0; j < p.Len(); j++ {
-			if math.Float64bits(p.At(j)) != math.Float64bits(q.At(j)) {
-				return false
-			}
+	}
+	return true
+}
+
+// sameParam compares two tensors bit for bit.
+func sameParam(p, q *Param) bool {
+	if p.Len() != q.Len() {
+		return false
+	}
+	for j := 0; j < p.Len(); j++ {
+		if math.Float64bits(p.At(j)) != math.Float64bits(q.At(j)) {
+			return false
 		}
 	}
 	return true
