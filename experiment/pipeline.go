@@ -214,7 +214,7 @@ func checkpointCostEstimate(net *model.Net) time.Duration {
 	if net.Dtype() == tensor.Float32 {
 		width = 4
 	}
-	bytes := float64(3 * net.NumParams() * width)
+	bytes := 3 * float64(width) * float64(net.NumParams())
 	return 20*time.Millisecond + time.Duration(bytes/150e6*float64(time.Second))
 }
 

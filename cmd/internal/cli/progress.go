@@ -332,6 +332,9 @@ func (p *progress) observe(e experiment.Event, cell string) {
 	case experiment.UnitDone:
 		p.unit(fmt.Sprintf("%s/%d", cell, e.Repeat), e.Method, e.Seconds)
 		p.desc = fmt.Sprintf("%srepeat %d %s %.3f", prefix(cell), e.Repeat+1, e.Method, e.Accuracy)
+		if e.Err != "" {
+			p.desc = fmt.Sprintf("%srepeat %d %s failed", prefix(cell), e.Repeat+1, e.Method)
+		}
 	case experiment.RepeatDone:
 		p.forget(fmt.Sprintf("%s/%d", cell, e.Repeat))
 	default:
