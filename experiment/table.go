@@ -188,7 +188,11 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		}
 		dir := filepath.Join(opts.OutDir, "cells", o.Name)
 		if opts.Resume {
-			res, err := finishedCell(dir, cfg, d)
+			want, _, err := ForData(cfg, d)
+			if err != nil {
+				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+			}
+			res, err := finishedCell(dir, want)
 			if err != nil {
 				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 			}
@@ -217,11 +221,12 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 
 // finishedCell reads the results.json of a cell's run folder when there is
 // one: nil when the cell has not finished, an ErrConfig when it was made
-// with another config than cfg (on data d) — resuming must not mix
-// settings in one table. The worker count never changes results and is
-// not compared.
-func finishedCell(dir string, cfg Config, d *datasets.Dataset) (*Results, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+// with another config than want (the config the run records: after
+// ForData for Table 1) — resuming must not mix settings in one table. The
+// worker count never changes results and is not compared.
+func finishedCell(dir string, want Config) (*Results, error) {
+	path := filepath.Join(dir, "results.json")
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -230,11 +235,7 @@ func finishedCell(dir string, cfg Config, d *datasets.Dataset) (*Results, error)
 	}
 	var res Results
 	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "results.json"), err)
-	}
-	want, _, err := ForData(cfg, d)
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	got := res.Config
 	got.Workers, want.Workers = 0, 0
@@ -245,13 +246,7 @@ func finishedCell(dir string, cfg Config, d *datasets.Dataset) (*Results, error)
 	}
 	if !bytes.Equal(gb, wb) {
 		return nil, configErr(fmt.Errorf("%s was made with another config than this table's (%s); "+
-			"use another -out, or delete that cell's folder to run it again", filepath.Join(dir, "results.json"), configDiff(got, want)))
-	}
-	for m, r := range res.Methods {
-		if r.CI95 == 0 && len(r.PerRepeat) < 2 {
-			r.CI95 = math.NaN() // written as null
-			res.Methods[m] = r
-		}
+			"use another -out, or delete that cell's folder to run it again", path, configDiff(got, want)))
 	}
 	return &res, nil
 }

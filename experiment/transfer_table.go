@@ -67,6 +67,7 @@ type TransferOutcome struct {
 	Config  string
 	Results *Results
 	Skipped string
+	Reused  bool // -resume: the cell's results.json was reused, nothing ran
 }
 
 // RunTransferTable runs every cell of the transfer table with the configs
@@ -75,8 +76,10 @@ type TransferOutcome struct {
 // OutDir/train/<data set>, and shared by its other cells; each cell's
 // results.json and export go to OutDir/cells/<cell>. Absent data sets are
 // skipped with the reason; corrupt ones fail the run. Writes
-// OutDir/transfer.md and OutDir/transfer.csv. Resume continues stopped
-// trainings; without it the training folders are started afresh.
+// OutDir/transfer.md and OutDir/transfer.csv. Resume reuses the cells
+// whose results.json was made with the cell's config (another config is an
+// ErrConfig) and continues stopped trainings; without it the training
+// folders are started afresh.
 func RunTransferTable(ctx context.Context, opts TableOptions, resume bool) ([]TransferOutcome, error) {
 	start := time.Now()
 	notify := serial(opts.Observer)
@@ -132,6 +135,19 @@ func RunTransferTable(ctx context.Context, opts TableOptions, resume bool) ([]Tr
 			notify(TransferCellDone{o})
 			continue
 		}
+		dir := filepath.Join(opts.OutDir, "cells", cell.Name())
+		if resume {
+			res, err := finishedCell(dir, cfg)
+			if err != nil {
+				return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+			}
+			if res != nil {
+				o.Results, o.Reused = res, true
+				outs = append(outs, o)
+				notify(TransferCellDone{o})
+				continue
+			}
+		}
 		trainDir := filepath.Join(opts.OutDir, "train", cell.Dataset)
 		if !resume && !cleaned[trainDir] {
 			if err := os.RemoveAll(trainDir); err != nil {
@@ -139,7 +155,6 @@ func RunTransferTable(ctx context.Context, opts TableOptions, resume bool) ([]Tr
 			}
 			cleaned[trainDir] = true
 		}
-		dir := filepath.Join(opts.OutDir, "cells", cell.Name())
 		notify(CellStarted{Name: cell.Name(), Dir: dir, Config: o.Config})
 		// The first cell of a data set trains; the others find its
 		// finished checkpoints (same key) and reuse them.
@@ -203,7 +218,11 @@ func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Dur
 			continue
 		}
 		r := o.Results
-		fmt.Fprintf(&md, "| %s | %d |", o.Cell.Name(), r.Repeats)
+		name := o.Cell.Name()
+		if o.Reused {
+			name += " (reused)"
+		}
+		fmt.Fprintf(&md, "| %s | %d |", name, r.Repeats)
 		for _, m := range methods {
 			v, ok := r.Methods[m]
 			fmt.Fprintf(&md, " %s |", fmtAcc(v, ok))

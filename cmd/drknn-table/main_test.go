@@ -150,3 +150,36 @@ func TestResumeAndHeader(t *testing.T) {
 		t.Fatalf("-resume with another config: exit %d, stderr %q", code, se)
 	}
 }
+
+// TestTransferResume: -transfer -resume reuses the finished cells and runs
+// the others (real MNIST, the quick transfer settings: seconds).
+func TestTransferResume(t *testing.T) {
+	out := t.TempDir()
+	args := []string{"-transfer", "-quick", "-only", "mnist", "-configs", configsDir, "-out", out}
+	if code, _, se := table(t, args...); code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	done := filepath.Join(out, "cells", "mnist-5w1s", "results.json")
+	before, err := os.ReadFile(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(out, "cells", "mnist-5w5s", "results.json")
+	if err := os.Remove(again); err != nil {
+		t.Fatal(err)
+	}
+	code, _, se := table(t, append(args, "-resume")...)
+	if code != 0 || !strings.Contains(se, "mnist-5w1s") || !strings.Contains(se, "reused") {
+		t.Fatalf("-resume: exit %d: %s", code, se)
+	}
+	if after, err := os.ReadFile(done); err != nil || !bytes.Equal(before, after) {
+		t.Fatal("-resume rewrote a finished cell")
+	}
+	if _, err := os.Stat(again); err != nil {
+		t.Fatal("-resume did not run the unfinished cell")
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "transfer.md"))
+	if !strings.Contains(string(md), "| mnist-5w1s (reused) |") || !strings.Contains(string(md), "| mnist-5w5s | 5 |") {
+		t.Fatalf("transfer.md:\n%s", md)
+	}
+}

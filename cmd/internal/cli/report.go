@@ -168,13 +168,17 @@ func (r *Reporter) Observe(e experiment.Event) {
 		o := e.Outcome
 		// A cell that reused its data set's training, or evaluated without
 		// unit events, counts as done; a skipped one had no work planned.
-		r.settle(experiment.CellOutcome{Name: o.Cell.Name(), Results: o.Results, Skipped: o.Skipped})
+		r.settle(experiment.CellOutcome{Name: o.Cell.Name(), Results: o.Results, Skipped: o.Skipped, Reused: o.Reused})
 		if o.Results == nil {
 			r.println("%-20s skipped: %s", o.Cell.Name(), o.Skipped)
 			return
 		}
-		r.println("%-20s drknn %.3f, proto_net %.3f  %5.1fs", o.Cell.Name(), o.Results.Methods["drknn"].Mean,
-			o.Results.Methods["proto_net"].Mean, o.Results.Seconds)
+		took := fmt.Sprintf("%5.1fs", o.Results.Seconds)
+		if o.Reused {
+			took = "reused"
+		}
+		r.println("%-20s drknn %.3f, proto_net %.3f  %s", o.Cell.Name(), o.Results.Methods["drknn"].Mean,
+			o.Results.Methods["proto_net"].Mean, took)
 	case experiment.CellDone:
 		r.settle(e.Cell)
 		o := e.Cell
