@@ -29,14 +29,7 @@ func TestRunExportReproducesAccuracy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var onDisk Results
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &onDisk); err != nil {
-		t.Fatal(err)
-	}
+	onDisk := readResults(t, dir)
 	if len(onDisk.Episodes) != cfg.Repeats || onDisk.Methods["drknn"].Mean != res.Methods["drknn"].Mean {
 		t.Fatalf("results.json disagrees with the run: %+v", onDisk.Methods["drknn"])
 	}
@@ -183,4 +176,18 @@ func TestResumeReproducesRun(t *testing.T) {
 	if _, err := Run(t.Context(), other, Options{OutDir: dir, Resume: true}); err == nil {
 		t.Fatal("resume accepted checkpoints written under another config")
 	}
+}
+
+// readResults decodes dir/results.json.
+func readResults(t *testing.T, dir string) Results {
+	t.Helper()
+	var r Results
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

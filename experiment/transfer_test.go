@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -169,14 +168,7 @@ func TestTransferEndToEnd(t *testing.T) {
 			t.Fatalf("%s: %+v", obj, tr)
 		}
 	}
-	var onDisk Results
-	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &onDisk); err != nil {
-		t.Fatal(err)
-	}
+	onDisk := readResults(t, dir)
 	if onDisk.Methods["drknn"].Mean != res.Methods["drknn"].Mean || onDisk.Transfer.Training["drknn"].BestStep != info.Training["drknn"].BestStep {
 		t.Fatal("results.json differs from the returned results")
 	}
