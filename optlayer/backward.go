@@ -82,6 +82,7 @@ type state struct {
 	colsum  []float64 // per position
 	sc2     []float64 // per class Σ γ c²
 	S       []float64 // per class Σ γ c
+	dg      []float64 // per position: dgq, the diagonal of the preconditioner and of the LM term
 	cgTol   float64
 	resid   float64
 	cgIters int
@@ -212,6 +213,12 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		}
 	}
 	st.ri, st.gv, st.cv = ri[:nz], gv[:nz], cv[:nz]
+	if len(st.dg) != n {
+		st.dg = make([]float64, n)
+	}
+	for q := range st.dg {
+		st.dg[q] = st.dgq(q)
+	}
 	if len(st.pinv) != M*n {
 		st.pinv = make([]float64, M*n)
 		st.dinv = make([]float64, n)
@@ -331,7 +338,7 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 	for k := range sv {
 		sv[k] = gradP[k] * st.p[k]
 	}
-	st.project(sv, w.a)
+	st.project(sv, w.a, w.tau)
 	bt := w.b
 	for k := range bt {
 		bt[k] = gradP[k] + w.a[k]
@@ -366,7 +373,7 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 			sv[k] = gradP[k]*st.p[k] - w.rg[k] + wl*st.pc[k]
 		}
 	}
-	st.project(sv, w.a)
+	st.project(sv, w.a, w.tau)
 	out := make([]float64, n*n)
 	for m := 0; m < M; m++ {
 		b := st.bi[m]
@@ -398,13 +405,14 @@ func errUnconverged(st *state) error {
 type work struct {
 	s, a, b, rg []float64 // M×n
 	t           []float64 // dim
+	tau         []float64 // n: project's row values
 	cg          []float64 // 5×dim scratch of solveCG (allocated on first use)
 }
 
 func (st *state) newWork() *work {
 	k := st.M * st.n
 	return &work{s: make([]float64, k), a: make([]float64, k), b: make([]float64, k), rg: make([]float64, k),
-		t: make([]float64, st.n+st.L)}
+		t: make([]float64, st.n+st.L), tau: make([]float64, st.n)}
 }
 
 // rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
@@ -476,17 +484,35 @@ func (st *state) colDots(m int, a, out []float64) {
 }
 
 // project writes the row-elimination correction a for row sums s (both M×n):
-// a_m(i) = (τ_i − s_m(i))/p_m(i) on the active set, 0 elsewhere.
-func (st *state) project(s, a []float64) {
+// a_m(i) = (τ_i − s_m(i))/p_m(i) on the active set, 0 elsewhere, with
+// τ_i = Σ_m s_m(i)/p_m(i) / Σ_m 1/p_m(i) (tau: scratch of length n). The
+// passes run class by class over contiguous rows; τ's sum is still taken in
+// class order.
+func (st *state) project(s, a, tau []float64) {
 	n, M := st.n, st.M
-	for i := 0; i < n; i++ {
-		var num float64
-		for k := i; k < M*n; k += n {
-			num += s[k] * st.pinv[k]
+	tau = tau[:n]
+	for i := range tau {
+		tau[i] = 0
+	}
+	for m := 0; m < M; m++ {
+		sm := s[m*n : (m+1)*n]
+		pm := st.pinv[m*n : (m+1)*n]
+		pm = pm[:len(sm)]
+		for i, x := range sm {
+			tau[i] += x * pm[i]
 		}
-		tau := num * st.dinv[i]
-		for k := i; k < M*n; k += n {
-			a[k] = (tau - s[k]) * st.pinv[k]
+	}
+	dinv := st.dinv[:n]
+	for i := range tau {
+		tau[i] *= dinv[i]
+	}
+	for m := 0; m < M; m++ {
+		sm := s[m*n : (m+1)*n]
+		pm := st.pinv[m*n : (m+1)*n]
+		am := a[m*n : (m+1)*n]
+		pm, am = pm[:len(sm)], am[:len(sm)]
+		for i, x := range sm {
+			am[i] = (tau[i] - x) * pm[i]
 		}
 	}
 }
@@ -496,16 +522,20 @@ func (st *state) apply(x, out []float64, w *work) {
 	n, M := st.n, st.M
 	st.rowProducts(x, w.rg)
 	for m := 0; m < M; m++ {
-		dl := 0.0
-		if b := st.bi[m]; b >= 0 {
-			dl = x[b]
+		sm, rm := w.s[m*n:(m+1)*n], w.rg[m*n:(m+1)*n]
+		b := st.bi[m]
+		if b < 0 {
+			copy(sm, rm) // = rg − 0·pc
+			continue
 		}
-		for i := 0; i < n; i++ {
-			k := m*n + i
-			w.s[k] = w.rg[k] - dl*st.pc[k]
+		dl := x[b]
+		pcm := st.pc[m*n : (m+1)*n]
+		pcm, rm = pcm[:len(sm)], rm[:len(sm)]
+		for i := range sm {
+			sm[i] = rm[i] - dl*pcm[i]
 		}
 	}
-	st.project(w.s, w.a)
+	st.project(w.s, w.a, w.tau)
 	if st.par && M > 1 {
 		forClasses(M, true, func(m int) { st.applyClass(m, x, out, w) })
 	} else {
@@ -514,8 +544,9 @@ func (st *state) apply(x, out []float64, w *work) {
 		}
 	}
 	if st.reg > 0 {
-		for q := 0; q < n; q++ {
-			out[q] += st.reg * st.dgq(q) * x[q]
+		dg := st.dg[:n]
+		for q := range dg {
+			out[q] += st.reg * dg[q] * x[q]
 		}
 		for m := 0; m < M; m++ {
 			if b := st.bi[m]; b >= 0 {
@@ -722,7 +753,7 @@ func (st *state) solveCG(rhs, x []float64, w *work) error {
 	}
 	pre, r, z, p, Ap := w.cg[:dim], w.cg[dim:2*dim], w.cg[2*dim:3*dim], w.cg[3*dim:4*dim], w.cg[4*dim:]
 	for q := 0; q < st.n; q++ {
-		pre[q] = 1 / st.dgq(q)
+		pre[q] = 1 / st.dg[q]
 	}
 	for m := 0; m < st.M; m++ {
 		if b := st.bi[m]; b >= 0 {
