@@ -104,18 +104,7 @@ func TestCOVIDCTBadInput(t *testing.T) {
 		writeCOVIDFixture(t, dir)
 		c.break_(dir)
 		d, err := ReadCOVIDCT(dir, c.size)
-		if err == nil || d != nil {
-			t.Errorf("%s: data set %v, error %v", c.name, d != nil, err)
-			continue
-		}
-		if strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: multi-line error %q", c.name, err)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not mention %q", c.name, err, w)
-			}
-		}
+		checkReadError(t, c.name, d, err, c.want)
 	}
 }
 
@@ -228,6 +217,24 @@ func TestCOVIDCTReal(t *testing.T) {
 			if v := float64(plane[p.r*w+p.c]); math.Abs(v-p.v) > r.tol+1e-6 {
 				t.Errorf("%s pixel (%d,%d) = %g, want %g", r.file, p.r, p.c, v, p.v)
 			}
+		}
+	}
+}
+
+// checkReadError wants a reader's call named name to have failed (no data
+// set) with a one-line error that mentions every string of want.
+func checkReadError(t *testing.T, name string, d *Dataset, err error, want []string) {
+	t.Helper()
+	if err == nil || d != nil {
+		t.Errorf("%s: data set %v, error %v", name, d != nil, err)
+		return
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("%s: multi-line error %q", name, err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q does not mention %q", name, err, w)
 		}
 	}
 }

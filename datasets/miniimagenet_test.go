@@ -105,18 +105,7 @@ func TestMiniImageNetBadInput(t *testing.T) {
 		writeMiniImageNet(t, dir)
 		c.break_(dir)
 		d, err := ReadMiniImageNet(dir, c.split, 8)
-		if err == nil || d != nil {
-			t.Errorf("%s: data set %v, error %v", c.name, d != nil, err)
-			continue
-		}
-		if strings.Contains(err.Error(), "\n") {
-			t.Errorf("%s: multi-line error %q", c.name, err)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not mention %q", c.name, err, w)
-			}
-		}
+		checkReadError(t, c.name, d, err, c.want)
 	}
 }
 

@@ -210,19 +210,7 @@ func TestOmniglotBadInput(t *testing.T) {
 		writeOmniFolders(t, dir)
 		c.break_(dir)
 		d, err := ReadOmniglot(dir, c.opts)
-		if err == nil || d != nil {
-			t.Errorf("%s: got data set %v, error %v", c.name, d != nil, err)
-			continue
-		}
-		msg := err.Error()
-		if strings.Contains(msg, "\n") {
-			t.Errorf("%s: multi-line error %q", c.name, msg)
-		}
-		for _, w := range c.want {
-			if !strings.Contains(msg, w) {
-				t.Errorf("%s: error %q does not mention %q", c.name, msg, w)
-			}
-		}
+		checkReadError(t, c.name, d, err, c.want)
 	}
 	// A wrong-size drawing is fine when resizing.
 	dir := t.TempDir()
