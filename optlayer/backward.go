@@ -106,7 +106,15 @@ type state struct {
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
-	st := s.loadState(nil, cfg.cgTol, resid, false)
+	// The snapshot takes over Newton's state buffers (a later Newton step,
+	// in Phase C, allocates new ones): on a dense plan they are the
+	// largest allocation of the solve, and two copies doubled the peak.
+	st := s.nst
+	s.nst, s.nw = nil, nil
+	if st != nil {
+		st.reg, st.cgIters = 0, 0
+	}
+	st = s.loadState(st, cfg.cgTol, resid, false)
 	st.forceCG = cfg.forceCG
 	st.unconverged = cfg.lpOnly && !(resid <= cfg.regTol && s.eps == cfg.eps)
 	return st

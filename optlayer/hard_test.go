@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/drknn/drknn/internal/npy"
 )
 
 // The hard benchmark set (issue 15): besides the separated Gaussian classes
@@ -22,7 +26,10 @@ import (
 //	uniform   overlap with ϑ = 10 × median, above any plan's cost (redundant budgets, uniform LFD)
 var hardKinds = []string{"overlap", "ties", "dup", "theta0", "wide", "uniform"}
 
-var hardSizes = flag.String("hard-sizes", "2000,3000", "sizes of BenchmarkHard (comma-separated; 10000 takes minutes)")
+var (
+	hardSizes  = flag.String("hard-sizes", "2000,3000", "sizes of BenchmarkHard (comma-separated; 10000 takes minutes)")
+	hardLPOnly = flag.Bool("hard-lponly", false, "BenchmarkHard stops at the LP certificate (Settings.LPOnly, as drknn-lfd without -grad-p)")
+)
 
 // hardProblem builds one instance of the hard set with M classes.
 func hardProblem(kind string, seed int64, n, M int) *Problem {
@@ -118,9 +125,10 @@ func medianSample(c []float64, n int) float64 {
 }
 
 // BenchmarkHard solves the hard set (forward: Solve from features, which
-// includes computing the n×n costs), n from -hard-sizes.
+// includes computing the n×n costs), n from -hard-sizes; with -hard-lponly
+// only to the LP certificate (what drknn-lfd does without -grad-p).
 //
-//	go test ./optlayer -run '^$' -bench Hard -benchtime 1x -count 3 -timeout 60m [-args -hard-sizes 2000,3000,10000]
+//	go test ./optlayer -run '^$' -bench Hard -benchtime 1x -count 3 -timeout 60m [-args -hard-sizes 2000,3000,10000 -hard-lponly]
 func BenchmarkHard(b *testing.B) {
 	var sizes []int
 	for _, f := range strings.Split(*hardSizes, ",") {
@@ -139,7 +147,7 @@ func BenchmarkHard(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					t0 := time.Now()
 					var err error
-					if r, err = Solve(p, nil); err != nil {
+					if r, err = Solve(p, &Settings{LPOnly: *hardLPOnly}); err != nil {
 						b.Fatal(err)
 					}
 					best = min(best, time.Since(t0))
@@ -153,6 +161,45 @@ func BenchmarkHard(b *testing.B) {
 				b.ReportMetric(float64(r.Iterations), "iters")
 				b.ReportMetric(float64(len(r.st.gv)), "plan-nnz")
 			})
+		}
+	}
+}
+
+var hardExport = flag.String("export-hard", "", "write the hard set at -hard-sizes as .npy to this directory (for drknn-lfd)")
+
+// TestExportHard writes each hard instance at -hard-sizes as
+// DIR/<kind>_<n>/X.npy (features), y.npy (labels) and theta.txt, so that
+// drknn-lfd can be timed on them as a whole process (its peak memory is the
+// command's own, with its garbage-collection setting):
+//
+//	go test ./optlayer -run TestExportHard -args -export-hard DIR -hard-sizes 2000,3000
+//	drknn-lfd -features DIR/overlap_2000/X.npy -labels DIR/overlap_2000/y.npy -theta $(cat DIR/overlap_2000/theta.txt) -out P.npy
+func TestExportHard(t *testing.T) {
+	if *hardExport == "" {
+		t.Skip("no -export-hard directory given")
+	}
+	for _, f := range strings.Split(*hardSizes, ",") {
+		var n int
+		fmt.Sscan(f, &n)
+		for _, kind := range hardKinds {
+			p := hardProblem(kind, 4, n, 10)
+			d := filepath.Join(*hardExport, fmt.Sprintf("%s_%d", kind, n))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			y := make([]int64, n)
+			for i, l := range p.Labels {
+				y[i] = int64(l)
+			}
+			if err := npy.WriteFloat64(filepath.Join(d, "X.npy"), p.Features, n, p.Dim); err != nil {
+				t.Fatal(err)
+			}
+			if err := npy.WriteInt64(filepath.Join(d, "y.npy"), y); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(d, "theta.txt"), []byte(fmt.Sprintf("%.17g\n", p.Theta[0])), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
