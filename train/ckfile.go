@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/model"
 )
 
 // Checkpoint files (Trainer and EpisodicTrainer), all integers
@@ -76,6 +77,39 @@ func readCheckpoint(path string, version uint32, v any) error {
 	}
 	if err := gob.NewDecoder(bytes.NewReader(body[ckHeader:])).Decode(v); err != nil {
 		return bad("%v", err)
+	}
+	return nil
+}
+
+// stateBytes marshals a trainer's network (weights and batch-norm running
+// statistics) and Adam moments for the checkpoint path.
+func stateBytes(path string, net *model.Net, adam *model.Adam) (netb, adamb []byte, err error) {
+	if netb, err = net.MarshalBinary(); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if adamb, err = adam.MarshalBinary(); err != nil {
+		return nil, nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return netb, adamb, nil
+}
+
+// restoreState puts a checkpoint's network and Adam bytes (stateBytes)
+// back into net and adam, refusing a network of another config. On error
+// neither changes.
+func restoreState(path string, netb, adamb []byte, net *model.Net, adam *model.Adam) error {
+	saved, err := model.UnmarshalNet(netb, path)
+	if err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	if saved.Config().String() != net.Config().String() {
+		return fmt.Errorf("resume %s: network config %s, want %s", path, saved.Config(), net.Config())
+	}
+	// Adam first: it validates sizes and changes nothing on error.
+	if err := adam.UnmarshalBinary(adamb); err != nil {
+		return fmt.Errorf("resume %s: %w", path, err)
+	}
+	if err := net.CopyWeights(saved); err != nil { // weights and BN running statistics
+		return fmt.Errorf("resume %s: %w", path, err)
 	}
 	return nil
 }

@@ -468,13 +468,9 @@ const episodicCheckpointVersion = 2 // 2: the checksummed envelope (ckfile.go)
 // statistics, Adam moments, step history) and the caller's extra bytes to
 // path atomically; key identifies the run.
 func (t *EpisodicTrainer) SaveCheckpoint(path, key string, extra []byte) error {
-	netb, err := t.net.MarshalBinary()
+	netb, adamb, err := stateBytes(path, t.net, t.adam)
 	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	adamb, err := t.adam.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+		return err
 	}
 	ck := episodicCheckpoint{Version: episodicCheckpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history, Extra: extra}
 	return writeCheckpoint(path, uint32(episodicCheckpointVersion), ck)
@@ -499,18 +495,8 @@ func (t *EpisodicTrainer) Resume(path, key string) ([]byte, error) {
 	if len(ck.History) > t.s.Steps {
 		return nil, fmt.Errorf("resume %s: checkpoint has %d steps, the settings ask for %d", path, len(ck.History), t.s.Steps)
 	}
-	saved, err := model.UnmarshalNet(ck.Net, path)
-	if err != nil {
-		return nil, fmt.Errorf("resume: %w", err)
-	}
-	if saved.Config().String() != t.net.Config().String() {
-		return nil, fmt.Errorf("resume %s: network config %s, want %s", path, saved.Config(), t.net.Config())
-	}
-	if err := t.adam.UnmarshalBinary(ck.Adam); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", path, err)
-	}
-	if err := t.net.CopyWeights(saved); err != nil {
-		return nil, fmt.Errorf("resume %s: %w", path, err)
+	if err := restoreState(path, ck.Net, ck.Adam, t.net, t.adam); err != nil {
+		return nil, err
 	}
 	t.history = ck.History
 	return ck.Extra, nil

@@ -235,13 +235,9 @@ const checkpointVersion = 2
 // history) to path atomically. key identifies the run; Resume refuses a
 // checkpoint with another key.
 func (t *Trainer) SaveCheckpoint(path, key string) error {
-	netb, err := t.net.MarshalBinary()
+	netb, adamb, err := stateBytes(path, t.net, t.adam)
 	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	adamb, err := t.adam.MarshalBinary()
-	if err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+		return err
 	}
 	return writeCheckpoint(path, checkpointVersion, checkpoint{Version: checkpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history})
 }
@@ -262,19 +258,8 @@ func (t *Trainer) Resume(path, key string) error {
 	if len(ck.History) > t.s.Steps {
 		return fmt.Errorf("resume %s: checkpoint has %d steps, the config asks for %d", path, len(ck.History), t.s.Steps)
 	}
-	saved, err := model.UnmarshalNet(ck.Net, path)
-	if err != nil {
-		return fmt.Errorf("resume: %w", err)
-	}
-	if saved.Config().String() != t.net.Config().String() {
-		return fmt.Errorf("resume %s: network config %s, want %s", path, saved.Config(), t.net.Config())
-	}
-	// Adam first: it validates sizes and changes nothing on error.
-	if err := t.adam.UnmarshalBinary(ck.Adam); err != nil {
-		return fmt.Errorf("resume %s: %w", path, err)
-	}
-	if err := t.net.CopyWeights(saved); err != nil { // weights and BN running statistics
-		return fmt.Errorf("resume %s: %w", path, err)
+	if err := restoreState(path, ck.Net, ck.Adam, t.net, t.adam); err != nil {
+		return err
 	}
 	t.history = ck.History
 	return nil
