@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -690,9 +692,27 @@ func EvaluateTransfer(ctx context.Context, cfg Config, d *datasets.Dataset, spli
 			if m == eval.MethodDrKNN {
 				gap = &rec.LFDRelGap
 			}
-			a, err := taskAccuracy(cfg, emb, ep, m, gap)
+			var a float64
+			var err error
+			if failHook != nil {
+				err = failHook(r, m)
+			}
+			if err == nil {
+				a, err = taskAccuracy(cfg, emb, ep, m, gap)
+			}
 			if err != nil {
-				return fmt.Errorf("task %d, %s: %w", r+1, m, err)
+				if ctx.Err() != nil {
+					return fmt.Errorf("task %d, %s: %w", r+1, m, context.Cause(ctx))
+				}
+				// Recorded as in the episodes protocol (the task's
+				// method_errors, NaN accuracy); the other methods go on.
+				msg := OneLine(err)
+				if rec.MethodErrors == nil {
+					rec.MethodErrors = map[string]string{}
+				}
+				rec.MethodErrors[m] = msg
+				notify(Message{fmt.Sprintf("task %d: %s failed: %s", r+1, m, msg)})
+				a = math.NaN()
 			}
 			accs[m][r] = a
 		}
@@ -816,13 +836,35 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 	info.EvalSeconds = time.Since(t0).Seconds()
 	res = &Results{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: cfg.Repeats, Seed: cfg.Seed,
 		Methods: map[string]MethodResult{}, Episodes: recs, Config: cfg, Transfer: info}
-	for _, m := range methods {
-		s, err := eval.Summarize(accs[m])
-		if err != nil {
-			return nil, err
+	for r, rec := range recs {
+		for _, m := range slices.Sorted(maps.Keys(rec.MethodErrors)) {
+			res.Errors = append(res.Errors, fmt.Sprintf("task %d: %s: %s", r+1, m, rec.MethodErrors[m]))
 		}
-		res.Methods[m] = MethodResult{Mean: s.Mean, CI95: s.HalfWidth, PerRepeat: accs[m]}
-		notify(Message{fmt.Sprintf("%-18s %.4f ± %.4f", m, s.Mean, s.HalfWidth)})
+	}
+	for _, m := range methods {
+		mr := MethodResult{Mean: math.NaN(), CI95: math.NaN(), PerRepeat: accs[m]}
+		for r, a := range accs[m] {
+			if math.IsNaN(a) {
+				mr.Failed = append(mr.Failed, r+1)
+				if mr.Error == "" {
+					mr.Error = fmt.Sprintf("task %d: %s", r+1, recs[r].MethodErrors[m])
+				}
+			}
+		}
+		line := fmt.Sprintf("%-18s failed on every task: %s", m, mr.Error)
+		if done := mr.Completed(); len(done) > 0 {
+			s, err := eval.Summarize(done)
+			if err != nil {
+				return nil, err
+			}
+			mr.Mean, mr.CI95 = s.Mean, s.HalfWidth
+			line = fmt.Sprintf("%-18s %.4f ± %.4f", m, s.Mean, s.HalfWidth)
+			if mr.Error != "" {
+				line += fmt.Sprintf(" (failed on %d of %d tasks: %s)", len(mr.Failed), cfg.Repeats, mr.Error)
+			}
+		}
+		res.Methods[m] = mr
+		notify(Message{line})
 	}
 	res.Seconds = time.Since(start).Seconds()
 	if net := nets[train.ObjectiveDrKNN]; opts.OutDir != "" && net != nil {

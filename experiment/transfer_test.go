@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/predict"
 	"github.com/drknn/drknn/train"
@@ -446,5 +447,40 @@ func TestTransferResumeOtherSteps(t *testing.T) {
 	}
 	if steps != 4 || history(parts) != history(whole) {
 		t.Fatalf("6 steps resumed to 10 took %d steps; losses\n%s\nwant\n%s", steps, history(parts), history(whole))
+	}
+}
+
+// TestTransferMethodFailureRecorded: a method failing on a novel task is
+// recorded (the task's method_errors, NaN accuracy, the method's error and
+// failed tasks, the run's errors) while every other method and the export
+// complete, as in the episodes protocol.
+func TestTransferMethodFailureRecorded(t *testing.T) {
+	failHook = func(r int, m string) error {
+		if m == eval.MethodEmbeddingKNN && r == 1 {
+			return errors.New("broken")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failHook = nil })
+	out := t.TempDir()
+	cfg := transferConfig(t, "transfer.anchor=false", "repeats=4", "train.steps=2", "eval.methods=[drknn,embedding_knn]")
+	res, err := Run(t.Context(), cfg, Options{OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ek := res.Methods[eval.MethodEmbeddingKNN]
+	if ek.Error != "task 2: broken" || !slices.Equal(ek.Failed, []int{2}) || !math.IsNaN(ek.PerRepeat[1]) || math.IsNaN(ek.Mean) {
+		t.Fatalf("embedding_knn %+v", ek)
+	}
+	if dk := res.Methods[eval.MethodDrKNN]; dk.Error != "" || len(dk.Completed()) != 4 {
+		t.Fatalf("drknn %+v", dk)
+	}
+	if len(res.Errors) != 1 || res.Episodes[1].MethodErrors[eval.MethodEmbeddingKNN] != "broken" {
+		t.Fatalf("errors %q, task 2 %+v", res.Errors, res.Episodes[1].MethodErrors)
+	}
+	for _, f := range []string{"results.json", "export/embedding.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
