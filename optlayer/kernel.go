@@ -175,11 +175,15 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) int {
 	n := s.n
 	col := s.fullCol(q, w.cbuf)
-	cmax := 0.0
-	for _, c := range col {
-		cmax = max(cmax, c)
+	if s.selections == 0 { // the costs do not change: once per solve
+		cmax := 0.0
+		for _, c := range col {
+			if c > cmax { // costs are finite and ≥ 0 (validated)
+				cmax = c
+			}
+		}
+		s.cmax[q] = cmax
 	}
-	s.cmax[q] = cmax
 	idx := w.idx[:0]
 	thr := math.Inf(1) // least key of a row left out
 	if s.slack[m] {
@@ -217,7 +221,9 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			k = c
 		}
 		key[i] = k
-		mn = min(mn, k)
+		if k < mn { // keys are finite
+			mn = k
+		}
 	}
 	cut := mn + width
 	if mode == selCost || mode == selAll {
