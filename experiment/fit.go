@@ -60,7 +60,8 @@ type FitSummary struct {
 	Scores map[string]eval.Scores `json:"scores"`
 	// FoldAccuracy per method, one value per fold (cross-validation only).
 	FoldAccuracy map[string][]float64 `json:"fold_accuracy,omitempty"`
-	// MethodErrors holds the methods that failed on the test part and why
+	// MethodErrors holds the methods that failed on the test part (or on a
+	// cross-validation fold: the first such fold) and why
 	// (they have no Scores); the others and the export are unaffected.
 	MethodErrors map[string]string    `json:"method_errors,omitempty"`
 	Theta        []float64            `json:"theta"`
@@ -187,7 +188,7 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 	sum := &fm.Summary
 	if folds > 0 {
 		t0 := time.Now()
-		if sum.Scores, sum.FoldAccuracy, err = crossValidate(ctx, cfg, d, trainIdx, folds, sum.Theta, notify); err != nil {
+		if sum.Scores, sum.FoldAccuracy, sum.MethodErrors, err = crossValidate(ctx, cfg, d, trainIdx, folds, sum.Theta, notify); err != nil {
 			return nil, err
 		}
 		sum.Evaluation, sum.Folds = "cv", folds
@@ -196,6 +197,26 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 	res = &Results{Dataset: cfg.Dataset, Protocol: ProtocolFit, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: 1, Seed: cfg.Seed,
 		Methods: map[string]MethodResult{}, Config: cfg, Fit: sum}
 	for _, meth := range cfg.Eval.Methods {
+		if why, failed := sum.MethodErrors[meth]; failed && folds > 0 {
+			// Failed on some folds: the folds it completed still count.
+			mr := MethodResult{Mean: math.NaN(), CI95: math.NaN(), PerRepeat: sum.FoldAccuracy[meth], Error: why}
+			for f, a := range mr.PerRepeat {
+				if math.IsNaN(a) {
+					mr.Failed = append(mr.Failed, f+1)
+				}
+			}
+			if done := mr.Completed(); len(done) > 0 {
+				s, err := eval.Summarize(done)
+				if err != nil {
+					return nil, err
+				}
+				mr.Mean, mr.CI95 = s.Mean, s.HalfWidth
+			}
+			res.Methods[meth] = mr
+			delete(sum.FoldAccuracy, meth) // its folds are methods.<m>.per_repeat (null where it failed)
+			res.Errors = append(res.Errors, fmt.Sprintf("fit: %s: %s", meth, why))
+			continue
+		}
 		if why, failed := sum.MethodErrors[meth]; failed {
 			res.Methods[meth] = MethodResult{Mean: math.NaN(), CI95: math.NaN(), PerRepeat: []float64{math.NaN()}, Error: why, Failed: []int{1}}
 			res.Errors = append(res.Errors, fmt.Sprintf("fit: %s: %s", meth, why))
@@ -395,7 +416,7 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 // goroutines, each writing its own slot, so the result does not depend on
 // the worker count. Scores pool every held-out prediction; the fold
 // accuracies are returned per method.
-func crossValidate(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx []int, folds int, theta []float64, notify Observer) (map[string]eval.Scores, map[string][]float64, error) {
+func crossValidate(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx []int, folds int, theta []float64, notify Observer) (map[string]eval.Scores, map[string][]float64, map[string]string, error) {
 	y := make([]int, len(trainIdx))
 	for j, i := range trainIdx {
 		y[j] = d.Labels[i]
@@ -405,8 +426,10 @@ func crossValidate(ctx context.Context, cfg Config, d *datasets.Dataset, trainId
 	pred := map[string][]int{}      // by position in trainIdx
 	proba := map[string][]float64{} // rows of m, by position in trainIdx
 	accs := map[string][]float64{}
+	foldErr := map[string][]string{} // by method: why it failed on each fold ("" = it did not)
 	for _, meth := range cfg.Eval.Methods {
 		pred[meth], proba[meth], accs[meth] = make([]int, len(y)), make([]float64, len(y)*m), make([]float64, folds)
+		foldErr[meth] = make([]string, folds)
 	}
 	workers := cfg.Workers
 	if workers <= 0 {
@@ -437,31 +460,45 @@ func crossValidate(ctx context.Context, cfg Config, d *datasets.Dataset, trainId
 			if err != nil {
 				return fmt.Errorf("cross-validation fold %d of %d: %w", f+1, folds, err)
 			}
-			for meth, why := range fm.Summary.MethodErrors {
-				return fmt.Errorf("cross-validation fold %d of %d: %s: %s", f+1, folds, meth, why)
-			}
-			// Each fold writes only its own held-out positions and slot.
+			// Each fold writes only its own held-out positions and slot. A
+			// method that failed on the fold is recorded (NaN accuracy, its
+			// error); the other methods and folds go on.
 			for _, meth := range cfg.Eval.Methods {
+				if why, failed := fm.Summary.MethodErrors[meth]; failed {
+					accs[meth][f], foldErr[meth][f] = math.NaN(), why
+					notify(Message{fmt.Sprintf("cross-validation fold %d of %d: %s failed: %s", f+1, folds, meth, why)})
+					continue
+				}
 				for t, j := range pos {
 					pred[meth][j] = fm.Pred[meth][t]
 					copy(proba[meth][j*m:(j+1)*m], fm.Proba[meth][t*m:(t+1)*m])
 				}
 				accs[meth][f] = fm.Summary.Scores[meth].Accuracy
 			}
-			notify(Message{fmt.Sprintf("cross-validation fold %d of %d: drknn %.4f on %d held-out samples", f+1, folds, fm.Summary.Scores[eval.MethodDrKNN].Accuracy, len(ho))})
+			if s, ok := fm.Summary.Scores[eval.MethodDrKNN]; ok {
+				notify(Message{fmt.Sprintf("cross-validation fold %d of %d: drknn %.4f on %d held-out samples", f+1, folds, s.Accuracy, len(ho))})
+			}
 			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	scores := map[string]eval.Scores{}
+	var failed map[string]string
 	for _, meth := range cfg.Eval.Methods {
+		if f := slices.IndexFunc(foldErr[meth], func(why string) bool { return why != "" }); f >= 0 {
+			if failed == nil {
+				failed = map[string]string{}
+			}
+			failed[meth] = fmt.Sprintf("cross-validation fold %d of %d: %s", f+1, folds, foldErr[meth][f])
+			continue // no pooled score without every fold's predictions
+		}
 		s, err := eval.Score(pred[meth], proba[meth], m, y)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		scores[meth] = s
 	}
-	return scores, accs, nil
+	return scores, accs, failed, nil
 }

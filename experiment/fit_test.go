@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/drknn/drknn/internal/fixtures"
@@ -145,6 +146,47 @@ func TestFitMethodFailureRecorded(t *testing.T) {
 	}
 	if ek := res.Methods["embedding_knn"]; ek.Error != "broken" || !math.IsNaN(ek.Mean) || len(res.Errors) != 1 {
 		t.Fatalf("methods %+v, errors %q", res.Methods, res.Errors)
+	}
+	if _, err := predict.Load(filepath.Join(out, "export")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFitCVMethodFailureRecorded: a method failing on one cross-validation
+// fold is recorded (its error naming the fold, NaN for that fold, the mean
+// over the folds it completed, no pooled score, the run's errors) while
+// the other methods, results.json and the export complete.
+func TestFitCVMethodFailureRecorded(t *testing.T) {
+	var calls atomic.Int32
+	failHook = func(_ int, m string) error {
+		if m == "embedding_knn" && calls.Add(1) == 1 {
+			return errors.New("broken")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failHook = nil })
+	path, out := filepath.Join(t.TempDir(), "t.csv"), t.TempDir()
+	if _, _, err := fixtures.CSV(path, 12, 6); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(t.Context(), fitConfig(t, "csv", path, "data.label=kind", "data.missing=mean", "train.cv_folds=3",
+		"eval.methods=[drknn,embedding_knn]"), Options{OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Fit
+	if _, ok := f.Scores["embedding_knn"]; ok || !strings.HasSuffix(f.MethodErrors["embedding_knn"], "of 3: broken") || f.Scores["drknn"].Accuracy == 0 {
+		t.Fatalf("fit summary: %+v", f)
+	}
+	ek := res.Methods["embedding_knn"]
+	if len(ek.Failed) != 1 || len(ek.Completed()) != 2 || math.IsNaN(ek.Mean) || len(res.Errors) != 1 {
+		t.Fatalf("embedding_knn %+v, errors %q", ek, res.Errors)
+	}
+	if dk := res.Methods["drknn"]; dk.Error != "" || len(dk.Completed()) != 3 {
+		t.Fatalf("drknn %+v", dk)
+	}
+	if _, err := os.Stat(filepath.Join(out, "results.json")); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := predict.Load(filepath.Join(out, "export")); err != nil {
 		t.Fatal(err)
