@@ -337,15 +337,11 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 	if err != nil {
 		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
 	}
-	if _, err = G.Grad(loss, learn...); err != nil {
-		return nil, 0, fmt.Errorf("eval: %s: gradient graph: %w", f.method, err)
-	}
-	vm := G.NewTapeMachine(g, G.BindDualValues(learn...))
-	defer vm.Close()
-	adam, err := model.NewAdam(model.AdamSettings{LR: f.s.LR}, learn)
+	vm, adam, err := model.NewMinimiser(g, loss, learn, model.AdamSettings{LR: f.s.LR})
 	if err != nil {
 		return nil, 0, fmt.Errorf("eval: %s: %w", f.method, err)
 	}
+	defer vm.Close()
 	learnScale := f.method == MethodMetaOptNetRR || f.method == MethodMetaOptNet
 	rhoOpt := scalarAdam{lr: f.s.LR}
 	var rho float64

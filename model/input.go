@@ -50,3 +50,21 @@ func (in *Input) Set(x []float32) {
 		in.b64[i] = float64(v)
 	}
 }
+
+// NewMinimiser adds the gradient of the scalar loss with respect to learn
+// (a Net's learnable nodes) to g and returns a tape machine that computes
+// the loss and those gradients, and Adam with settings s over learn: run
+// the machine, take an Adam step, reset the machine. Close the machine
+// when done.
+func NewMinimiser(g *G.ExprGraph, loss *G.Node, learn G.Nodes, s AdamSettings) (G.VM, *Adam, error) {
+	if _, err := G.Grad(loss, learn...); err != nil {
+		return nil, nil, fmt.Errorf("gradient graph: %w", err)
+	}
+	vm := G.NewTapeMachine(g, G.BindDualValues(learn...))
+	adam, err := NewAdam(s, learn)
+	if err != nil {
+		vm.Close()
+		return nil, nil, err
+	}
+	return vm, adam, nil
+}

@@ -215,11 +215,7 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 			return nil, fmt.Errorf("train: %w", err)
 		}
 	}
-	if _, err = G.Grad(loss, learn...); err != nil {
-		return nil, fmt.Errorf("train: gradient graph: %w", err)
-	}
-	t.vm = G.NewTapeMachine(g, G.BindDualValues(learn...))
-	if t.adam, err = model.NewAdam(model.AdamSettings{LR: s.LR}, learn); err != nil {
+	if t.vm, t.adam, err = model.NewMinimiser(g, loss, learn, model.AdamSettings{LR: s.LR}); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	return t, nil

@@ -125,11 +125,7 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	if t.risk, err = gop.Risk(emb, s.LFD); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	if _, err = G.Grad(t.risk.Output, learn...); err != nil {
-		return nil, fmt.Errorf("train: gradient graph: %w", err)
-	}
-	t.vm = G.NewTapeMachine(g, G.BindDualValues(learn...))
-	if t.adam, err = model.NewAdam(model.AdamSettings{LR: s.LR}, learn); err != nil {
+	if t.vm, t.adam, err = model.NewMinimiser(g, t.risk.Output, learn, model.AdamSettings{LR: s.LR}); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	return t, nil
