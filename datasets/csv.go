@@ -206,7 +206,7 @@ func ReadCSV(path string, opts CSVOptions) (*Dataset, error) {
 		}
 		var found []string
 		for _, e := range entries {
-			if !hiddenName(e.Name()) && !e.IsDir() && strings.EqualFold(filepath.Ext(e.Name()), ".csv") {
+			if !skipName(e.Name()) && !e.IsDir() && strings.EqualFold(filepath.Ext(e.Name()), ".csv") {
 				found = append(found, e.Name())
 			}
 		}

@@ -161,6 +161,23 @@ func (d *Dataset) Validate() error {
 	return nil
 }
 
+// Indices returns index after checking that every entry is a sample of d,
+// or every sample's index (0…Len−1) when index is nil.
+func (d *Dataset) Indices(index []int) ([]int, error) {
+	if index == nil {
+		index = make([]int, d.Len())
+		for i := range index {
+			index[i] = i
+		}
+	}
+	for _, i := range index {
+		if i < 0 || i >= d.Len() {
+			return nil, fmt.Errorf("sample %d outside 0…%d", i, d.Len()-1)
+		}
+	}
+	return index, nil
+}
+
 // Subset returns a new Dataset holding the samples at idx, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
 	s := d.SampleSize()

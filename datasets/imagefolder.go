@@ -263,11 +263,6 @@ func readFSFile(fsys fs.FS, name string) ([]byte, error) {
 	return readAllLimited(f)
 }
 
-// hiddenName reports whether a file or folder name is hidden bookkeeping:
-// a leading "." (.DS_Store, ._x.png, .git) or macOS's __MACOSX.
-func hiddenName(name string) bool {
-	return strings.HasPrefix(name, ".") || name == "__MACOSX"
-}
 
 // isDirFS reports whether the entry at p (inside fsys) is a folder,
 // following a symbolic link.
@@ -338,7 +333,7 @@ func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folder
 				if fp == dir {
 					return nil
 				}
-				if hiddenName(e.Name()) {
+				if skipName(e.Name()) {
 					rep.Hidden++
 					if e.IsDir() {
 						return fs.SkipDir
@@ -378,7 +373,7 @@ func subfolders(fsys fs.FS, dir, display string, rep *Report) ([]string, error) 
 	}
 	var names []string
 	for _, e := range entries {
-		if hiddenName(e.Name()) {
+		if skipName(e.Name()) {
 			rep.Hidden++
 			continue
 		}

@@ -382,17 +382,9 @@ func NewTaskSampler(d *Dataset, s TaskSettings) (*TaskSampler, error) {
 	if len(s.Classes) < s.Ways {
 		return nil, fmt.Errorf("task: %d-way task from %d candidate classes", s.Ways, len(s.Classes))
 	}
-	idx := s.Index
-	if idx == nil {
-		idx = make([]int, d.Len())
-		for i := range idx {
-			idx[i] = i
-		}
-	}
-	for _, i := range idx {
-		if i < 0 || i >= d.Len() {
-			return nil, fmt.Errorf("task: sample %d outside 0…%d", i, d.Len()-1)
-		}
+	idx, err := d.Indices(s.Index)
+	if err != nil {
+		return nil, fmt.Errorf("task: %w", err)
 	}
 	all := subsetClassIndex(d, idx)
 	t := &TaskSampler{s: s, byClass: make([][]int, len(s.Classes))}

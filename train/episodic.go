@@ -154,16 +154,11 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 	if err := s.validate(d.Shape); err != nil {
 		return nil, err
 	}
-	if index == nil {
-		index = make([]int, d.Len())
-		for i := range index {
-			index[i] = i
-		}
+	all, err := d.Indices(index)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
 	}
-	for _, i := range index {
-		if i < 0 || i >= d.Len() {
-			return nil, fmt.Errorf("train: sample %d outside 0…%d", i, d.Len()-1)
-		}
+	for _, i := range all {
 		for _, v := range d.Sample(i) {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 				return nil, fmt.Errorf("train: sample %d holds a non-finite value", i)
@@ -171,7 +166,6 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 		}
 	}
 	t := &EpisodicTrainer{net: net, d: d, s: s, perClass: s.Shots + s.Queries}
-	var err error
 	if t.sampler, err = datasets.NewBaseSampler(d, classes, index, s.Rotate, t.perClass); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
