@@ -73,6 +73,20 @@ func PaperAccuracy(method string, c Column) (float64, bool) {
 // value is ready to use.
 type Table struct {
 	cells map[string]map[Column]Summary
+	notes map[string]map[Column]string
+}
+
+// Note attaches a note to the cell of method on column c, printed after
+// its value in brackets (e.g. "9 of 10 repeats" for a mean over fewer
+// repeats than the other cells').
+func (t *Table) Note(method string, c Column, note string) {
+	if t.notes == nil {
+		t.notes = map[string]map[Column]string{}
+	}
+	if t.notes[method] == nil {
+		t.notes[method] = map[Column]string{}
+	}
+	t.notes[method][c] = note
 }
 
 // Add records the summary of method on column c, replacing any earlier one.
@@ -97,7 +111,7 @@ func (t *Table) Get(method string, c Column) (Summary, bool) {
 // result (PaperColumns order first, then others by name). A cell reads
 // "0.838 ± 0.021" (mean ± 95% CI half-width; "± n/a" for one repeat); with
 // withPaper, the paper's figure follows in brackets where it has one; a
-// missing cell is "–".
+// cell's Note follows its value in square brackets; a missing cell is "–".
 func (t *Table) Markdown(withPaper bool) string {
 	colSet := map[Column]bool{}
 	for _, row := range t.cells {
@@ -156,6 +170,9 @@ func (t *Table) Markdown(withPaper bool) string {
 					cell = fmt.Sprintf("%.3f ± n/a", s.Mean)
 				} else {
 					cell = fmt.Sprintf("%.3f ± %.3f", s.Mean, s.HalfWidth)
+				}
+				if n := t.notes[m][c]; n != "" {
+					cell += " [" + n + "]"
 				}
 			}
 			if withPaper {

@@ -76,6 +76,11 @@ func TestFailuresRecorded(t *testing.T) {
 	if err := writeTable(TableOptions{OutDir: tab}, []CellOutcome{cell}, 0); err != nil {
 		t.Fatalf("table of a run with failures: %v", err)
 	}
+	tm, _ := os.ReadFile(filepath.Join(tab, "table.md"))
+	if !strings.Contains(string(tm), "| embedding_knn | 0.") || !strings.Contains(string(tm), " [1 of 3 repeats] (") ||
+		!strings.Contains(string(tm), " [2 of 3 repeats] (") || !strings.Contains(string(tm), "| 2 of 3 |") {
+		t.Fatalf("table.md does not mark the means over fewer repeats:\n%s", tm)
+	}
 	tc, _ := os.ReadFile(filepath.Join(tab, "table.csv"))
 	if !strings.Contains(string(tc), "failed on 2 of 3 repeats: repeat 2: singular; matrix") {
 		t.Fatalf("table.csv does not show the failure:\n%s", tc)

@@ -308,6 +308,7 @@ func Machine() string {
 
 func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error {
 	var tab eval.Table
+	partial := false // a method failed on some repeats of a cell
 	for _, o := range outs {
 		if o.Results == nil {
 			continue
@@ -322,6 +323,10 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 				return err
 			}
 			tab.Add(m, o.Column, s)
+			if len(done) < len(r.PerRepeat) {
+				tab.Note(m, o.Column, fmt.Sprintf("%d of %d repeats", len(done), len(r.PerRepeat)))
+				partial = true
+			}
 		}
 	}
 	var md bytes.Buffer
@@ -335,6 +340,10 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 	}
 	md.WriteString("Accuracy on the episode's queries, mean ± 95% CI half-width over the repeats; the paper's value in brackets.\n\n")
 	md.WriteString(tab.Markdown(true))
+	if partial {
+		md.WriteString("\nA cell marked [N of R repeats] is the mean over the N repeats the method completed: it failed on the others " +
+			"(table.csv's status and the cell's results.json say why), so it is not over the same episodes as the rest of its column.\n")
+	}
 	md.WriteString("\n## Dr.k-NN against the paper\n\n| cell | ours | paper | difference | repeats | queries per repeat |\n|---|---|---|---|---|---|\n")
 	for _, o := range outs {
 		paper, ok := eval.PaperAccuracy("drknn", o.Column)
@@ -352,7 +361,11 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			diff = fmt.Sprintf("%+.3f", r.Mean-paper)
 		}
 		q := queriesNote(o.Results)
-		fmt.Fprintf(&md, "| %s | %.3f | %s | %s | %d | %s |\n", o.Name, r.Mean, ps, diff, o.Results.Repeats, q)
+		reps := strconv.Itoa(o.Results.Repeats)
+		if n := len(r.Completed()); n < len(r.PerRepeat) {
+			reps = fmt.Sprintf("%d of %d", n, len(r.PerRepeat))
+		}
+		fmt.Fprintf(&md, "| %s | %.3f | %s | %s | %s | %s |\n", o.Name, r.Mean, ps, diff, reps, q)
 	}
 	md.WriteString(pairedMarkdown(outs))
 	md.WriteString(scoresMarkdown(outs))

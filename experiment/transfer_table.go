@@ -188,10 +188,14 @@ func fmtAcc(r MethodResult, ok bool) string {
 	if math.IsNaN(r.Mean) {
 		return "failed"
 	}
+	s := fmt.Sprintf("%.3f ± %.3f", r.Mean, r.CI95)
 	if math.IsNaN(r.CI95) {
-		return fmt.Sprintf("%.3f", r.Mean)
+		s = fmt.Sprintf("%.3f", r.Mean)
 	}
-	return fmt.Sprintf("%.3f ± %.3f", r.Mean, r.CI95)
+	if n := len(r.Completed()); n < len(r.PerRepeat) {
+		s += fmt.Sprintf(" [%d of %d tasks]", n, len(r.PerRepeat)) // failed on the others
+	}
+	return s
 }
 
 func fmtDuration(s float64) string {

@@ -478,6 +478,9 @@ func TestTransferMethodFailureRecorded(t *testing.T) {
 	if len(res.Errors) != 1 || res.Episodes[1].MethodErrors[eval.MethodEmbeddingKNN] != "broken" {
 		t.Fatalf("errors %q, task 2 %+v", res.Errors, res.Episodes[1].MethodErrors)
 	}
+	if got := fmtAcc(ek, true); !strings.HasSuffix(got, " [3 of 4 tasks]") {
+		t.Fatalf("transfer.md cell %q does not say it is over 3 of 4 tasks", got)
+	}
 	for _, f := range []string{"results.json", "export/embedding.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Fatal(err)
