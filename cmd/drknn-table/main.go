@@ -36,7 +36,7 @@ import (
 	"github.com/drknn/drknn/experiment"
 )
 
-const usage = "usage: drknn-table [-transfer] [-out DIR] [-resume | -force] [-quick] [-only CELL,…] [-set key=value …]"
+const usage = "usage: drknn-table [-transfer] [-out DIR] [-resume | -force] [-keep-checkpoints] [-quick] [-only CELL,…] [-set key=value …]"
 
 func main() { cli.Main("drknn-table", run, experiment.ErrConfig) }
 
@@ -49,6 +49,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	transfer := fs.Bool("transfer", false, "the transfer table (base-class training, novel-class tasks) instead of Table 1")
 	resume := fs.Bool("resume", false, "continue the table in -out: reuse finished cells, resume the others from their checkpoints")
 	force := fs.Bool("force", false, "write into a non-empty -out, running every cell again")
+	keep := fs.Bool("keep-checkpoints", false, "keep every cell's repeat checkpoints (deleted by default once the cell is done; the export holds the weights)")
 	var sets cli.MultiFlag
 	fs.Var(&sets, "set", "override a config key in every cell (repeatable)")
 	if err := cli.Parse(fs, args, usage, stderr); err != nil {
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	rep := &cli.Reporter{Term: stderr, Bar: true}
 	opts := experiment.TableOptions{OutDir: dir, ConfigDir: *configs, Quick: *quick, Sets: sets, Observer: rep.Observe,
-		CommitInfo: commitInfo(), Resume: *resume}
+		CommitInfo: commitInfo(), Resume: *resume, KeepCheckpoints: *keep}
 	if *only != "" {
 		opts.Only = strings.Split(*only, ",")
 	}

@@ -45,6 +45,26 @@ func TestQuickLungCancer(t *testing.T) {
 	}
 }
 
+// TestKeepCheckpoints: a cell's repeat checkpoints (an MLP cell: the
+// shipped Lung Cancer config trains nothing) are deleted once it is
+// done unless -keep-checkpoints.
+func TestKeepCheckpoints(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		out := t.TempDir()
+		args := []string{"-quick", "-only", "lung-cancer-3w5s", "-set", "model.kind=mlp", "-set", "train.checkpoint_every=1", "-out", out, "-configs", configsDir}
+		if keep {
+			args = append(args, "-keep-checkpoints")
+		}
+		if code, _, se := table(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, se)
+		}
+		_, err := os.Stat(filepath.Join(out, "cells", "lung-cancer-3w5s", "repeats", "01", "checkpoint.bin"))
+		if kept := err == nil; kept != keep {
+			t.Fatalf("-keep-checkpoints %v: checkpoint kept %v (%v)", keep, kept, err)
+		}
+	}
+}
+
 // TestOnlyUnknown: a misspelt -only is a usage error that lists the valid
 // names (it used to give an empty table and exit 0), and nothing is
 // written.
