@@ -263,7 +263,6 @@ func readFSFile(fsys fs.FS, name string) ([]byte, error) {
 	return readAllLimited(f)
 }
 
-
 // isDirFS reports whether the entry at p (inside fsys) is a folder,
 // following a symbolic link.
 func isDirFS(fsys fs.FS, p string, e fs.DirEntry) (bool, error) {
