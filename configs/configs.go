@@ -55,16 +55,24 @@ func Read(name string) ([]byte, error) {
 	return files.ReadFile(base)
 }
 
-// Summary returns the first comment line of a shipped config (what it
-// runs), without the leading "# ".
+// Summary returns the first sentence of a shipped config's leading comment
+// (what it runs), joined into one line without the "# " markers.
 func Summary(name string) string {
 	b, err := Read(name)
 	if err != nil {
 		return ""
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	if !strings.HasPrefix(line, "#") {
-		return ""
+	var words []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+		words = append(words, strings.Fields(strings.TrimPrefix(line, "#"))...)
+		for i, w := range words {
+			if strings.HasSuffix(w, ".") && !slices.Contains([]string{"e.g.", "i.e.", "vs."}, w) {
+				return strings.Join(words[:i+1], " ")
+			}
+		}
 	}
-	return strings.TrimSpace(strings.TrimPrefix(line, "#"))
+	return strings.Join(words, " ")
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +43,20 @@ func TestName(t *testing.T) {
 	}
 	if _, err := Read("nope"); err == nil {
 		t.Fatal("Read of an unknown name succeeded")
+	}
+}
+
+// TestSummaryWholeSentence: -list-configs shows the first sentence of a
+// config's comment even when it wraps over lines (it used to stop at the
+// line's end: "trained on airplane, automobile, bird, cat").
+func TestSummaryWholeSentence(t *testing.T) {
+	for name, want := range map[string]string{
+		"synthetic.yaml":        "Built-in synthetic images: needs no files, runs anywhere in well under a minute.",
+		"cifar10-transfer.yaml": "(5–9).",
+		"mnist.yaml":            "2-way 5-shot).",
+	} {
+		if got := Summary(name); !strings.HasSuffix(got, want) || strings.Contains(got, "#") {
+			t.Errorf("%s: %q, want it to end %q", name, got, want)
+		}
 	}
 }

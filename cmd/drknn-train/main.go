@@ -65,8 +65,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case fs.NArg() > 0:
 		return cli.Usagef("unexpected argument %q; %s", fs.Arg(0), usage)
 	case *list:
+		width := 0
 		for _, name := range configs.Names() {
-			fmt.Fprintf(stdout, "%-18s %s\n", name, configs.Summary(name))
+			width = max(width, len(name))
+		}
+		for _, name := range configs.Names() {
+			fmt.Fprintf(stdout, "%-*s  %s\n", width, name, configs.Summary(name))
 		}
 		return nil
 	case *show != "":
