@@ -6,8 +6,8 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/drknn/drknn/internal/par"
 	"github.com/drknn/drknn/optlayer"
-	"golang.org/x/sync/errgroup"
 )
 
 // DefaultLFDBlock is eval.lfd_block's default: the largest training set
@@ -85,52 +85,49 @@ func solveLFDBlocks(cfg Config, e []float64, n, dim int, labels []int, theta []f
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	var g errgroup.Group
-	g.SetLimit(workers)
-	for b, idx := range blocks {
-		g.Go(func() error {
-			local := map[int]int{}
-			var cls []int
-			for _, i := range idx {
-				if _, ok := local[labels[i]]; !ok {
-					local[labels[i]] = 0
-					cls = append(cls, labels[i])
-				}
+	err := par.For(len(blocks), workers, func(b int) error {
+		idx := blocks[b]
+		local := map[int]int{}
+		var cls []int
+		for _, i := range idx {
+			if _, ok := local[labels[i]]; !ok {
+				local[labels[i]] = 0
+				cls = append(cls, labels[i])
 			}
-			slices.Sort(cls)
+		}
+		slices.Sort(cls)
+		for j, c := range cls {
+			local[c] = j
+		}
+		eb := make([]float64, 0, len(idx)*dim)
+		lb := make([]int, len(idx))
+		for j, i := range idx {
+			eb = append(eb, e[i*dim:(i+1)*dim]...)
+			lb[j] = local[labels[i]]
+		}
+		th := theta
+		if len(theta) == m && m > 1 {
+			th = make([]float64, len(cls))
 			for j, c := range cls {
-				local[c] = j
+				th[j] = theta[c]
 			}
-			eb := make([]float64, 0, len(idx)*dim)
-			lb := make([]int, len(idx))
-			for j, i := range idx {
-				eb = append(eb, e[i*dim:(i+1)*dim]...)
-				lb[j] = local[labels[i]]
+		}
+		if len(cls) == 1 { // one class: P is its empirical distribution
+			p := make([]float64, len(idx))
+			for j := range p {
+				p[j] = 1 / float64(len(idx))
 			}
-			th := theta
-			if len(theta) == m && m > 1 {
-				th = make([]float64, len(cls))
-				for j, c := range cls {
-					th[j] = theta[c]
-				}
-			}
-			if len(cls) == 1 { // one class: P is its empirical distribution
-				p := make([]float64, len(idx))
-				for j := range p {
-					p[j] = 1 / float64(len(idx))
-				}
-				results[b], present[b] = &optlayer.Result{M: 1, N: len(idx), P: p, Objective: 1, LowerBound: 1}, cls
-				return nil
-			}
-			r, err := solveLFD(cfg, eb, len(idx), dim, lb, th, nil)
-			if err != nil {
-				return fmt.Errorf("LFD block %d of %d (%d points): %w", b+1, len(blocks), len(idx), err)
-			}
-			results[b], present[b] = r, cls
+			results[b], present[b] = &optlayer.Result{M: 1, N: len(idx), P: p, Objective: 1, LowerBound: 1}, cls
 			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+		}
+		r, err := solveLFD(cfg, eb, len(idx), dim, lb, th, nil)
+		if err != nil {
+			return fmt.Errorf("LFD block %d of %d (%d points): %w", b+1, len(blocks), len(idx), err)
+		}
+		results[b], present[b] = r, cls
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := &optlayer.Result{M: m, N: n, P: make([]float64, m*n), Status: optlayer.Optimal}

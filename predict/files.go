@@ -18,7 +18,7 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/npy"
-	"golang.org/x/sync/errgroup"
+	"github.com/drknn/drknn/internal/par"
 )
 
 // Inputs are new samples given as files, in exactly one of four forms.
@@ -486,31 +486,29 @@ func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 		return nil, fmt.Errorf("%w: no image files in %s", ErrInput, strings.Join(paths, ", "))
 	}
 	out := make([]sample, len(files))
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i, path := range files {
-		g.Go(func() error {
-			out[i] = sample{name: path}
-			data, err := readImageFile(path)
-			if err == nil {
-				if cfg, _, cerr := image.DecodeConfig(bytes.NewReader(data)); cerr == nil &&
-					(float64(cfg.Width) < MinImageFraction*float64(w) || float64(cfg.Height) < MinImageFraction*float64(h)) {
-					out[i].warning = fmt.Sprintf("%s is %d×%d, the model takes %d×%d: stretched more than %.0f×", path, cfg.Width, cfg.Height, w, h, 1/MinImageFraction)
-				}
-				if folder {
-					out[i].x, err = datasets.DecodeFolderImage(data, c, h, w)
-				} else {
-					out[i].x, err = Image(data, s)
-				}
+	// Every file gets its own result (an unreadable one an error): the
+	// loop itself never fails.
+	par.For(len(files), runtime.GOMAXPROCS(0), func(i int) error {
+		path := files[i]
+		out[i] = sample{name: path}
+		data, err := readImageFile(path)
+		if err == nil {
+			if cfg, _, cerr := image.DecodeConfig(bytes.NewReader(data)); cerr == nil &&
+				(float64(cfg.Width) < MinImageFraction*float64(w) || float64(cfg.Height) < MinImageFraction*float64(h)) {
+				out[i].warning = fmt.Sprintf("%s is %d×%d, the model takes %d×%d: stretched more than %.0f×", path, cfg.Width, cfg.Height, w, h, 1/MinImageFraction)
 			}
-			if err != nil {
-				out[i].err = fmt.Errorf("%s: %w", path, err)
-				out[i].warning = ""
+			if folder {
+				out[i].x, err = datasets.DecodeFolderImage(data, c, h, w)
+			} else {
+				out[i].x, err = Image(data, s)
 			}
-			return nil
-		})
-	}
-	g.Wait()
+		}
+		if err != nil {
+			out[i].err = fmt.Errorf("%s: %w", path, err)
+			out[i].warning = ""
+		}
+		return nil
+	})
 	return out, nil
 }
 
