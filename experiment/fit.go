@@ -193,6 +193,15 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 		}
 		sum.Evaluation, sum.Folds = "cv", folds
 		sum.Seconds["evaluate"] = time.Since(t0).Seconds()
+		// The run's evaluation units (one per method, as for a test part):
+		// the folds' own are not passed on.
+		for _, meth := range cfg.Eval.Methods {
+			u := UnitDone{Method: meth, Accuracy: math.NaN(), Seconds: sum.Seconds["evaluate"] / float64(len(cfg.Eval.Methods)), Err: sum.MethodErrors[meth]}
+			if s, ok := sum.Scores[meth]; ok {
+				u.Accuracy = s.Accuracy
+			}
+			notify(u)
+		}
 	}
 	res = &Results{Dataset: cfg.Dataset, Protocol: ProtocolFit, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: 1, Seed: cfg.Seed,
 		Methods: map[string]MethodResult{}, Config: cfg, Fit: sum}

@@ -169,10 +169,20 @@ func TestFitCVMethodFailureRecorded(t *testing.T) {
 	if _, _, err := fixtures.CSV(path, 12, 6); err != nil {
 		t.Fatal(err)
 	}
+	var units []UnitDone
 	res, err := Run(t.Context(), fitConfig(t, "csv", path, "data.label=kind", "data.missing=mean", "train.cv_folds=3",
-		"eval.methods=[drknn,embedding_knn]"), Options{OutDir: out})
+		"eval.methods=[drknn,embedding_knn]"), Options{OutDir: out, Observer: func(e Event) {
+		if u, ok := e.(UnitDone); ok {
+			units = append(units, u)
+		}
+	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The progress line's evaluation units are settled (it used to stop at
+	// "eval 0/2" after cross-validation).
+	if len(units) != 2 || units[0].Err != "" || !strings.HasSuffix(units[1].Err, "broken") {
+		t.Fatalf("evaluation units %+v", units)
 	}
 	f := res.Fit
 	if _, ok := f.Scores["embedding_knn"]; ok || !strings.HasSuffix(f.MethodErrors["embedding_knn"], "of 3: broken") || f.Scores["drknn"].Accuracy == 0 {
