@@ -6,7 +6,7 @@ import (
 	"math"
 	"runtime"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/drknn/drknn/internal/par"
 )
 
 // Classifier learns from n labelled points and labels queries.
@@ -181,10 +181,10 @@ func checkP(p []float64, m, n int, tol float64) error {
 }
 
 // parallel calls f(lo, hi) on consecutive chunks of [0, n), one chunk per
-// worker, from up to workers goroutines (GOMAXPROCS when workers ≤ 0) of an
-// errgroup. Each index is handled by exactly one call and results are
+// worker, from up to workers goroutines (GOMAXPROCS when workers ≤ 0;
+// par.For). Each index is handled by exactly one call and results are
 // written by index, so they do not depend on the number of workers. It
-// returns the first error of the chunk with the lowest start, whatever the
+// returns the error of the chunk with the lowest start, whatever the
 // goroutines' timing.
 func parallel(n, workers int, f func(lo, hi int) error) error {
 	if workers <= 0 {
@@ -195,28 +195,9 @@ func parallel(n, workers int, f func(lo, hi int) error) error {
 		return nil
 	}
 	chunk := (n + workers - 1) / workers
-	errs := make([]error, (n+chunk-1)/chunk)
-	var g errgroup.Group
-	g.SetLimit(workers)
-	for c := range errs {
-		lo, hi := c*chunk, min((c+1)*chunk, n)
-		g.Go(func() error {
-			errs[c] = f(lo, hi)
-			return nil
-		})
-	}
-	g.Wait()
-	return firstError(errs)
-}
-
-// firstError returns the first non-nil error of errs.
-func firstError(errs []error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return par.For((n+chunk-1)/chunk, workers, func(c int) error {
+		return f(c*chunk, min((c+1)*chunk, n))
+	})
 }
 
 // normaliseVotes turns nq rows of m votes into probabilities in place:
