@@ -296,3 +296,14 @@ func TestMethods(t *testing.T) {
 		t.Fatalf("default run evaluates %v", got)
 	}
 }
+
+// mustParseConfig is ParseConfig of the YAML src named name with the -set
+// arguments sets; a parse error fails the test.
+func mustParseConfig(t *testing.T, name, src string, sets ...string) Config {
+	t.Helper()
+	cfg, err := ParseConfig(name, []byte(src), sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}

@@ -19,11 +19,7 @@ func fitConfig(t *testing.T, dataset, dir string, sets ...string) Config {
 	t.Helper()
 	src := "dataset: " + dataset + "\ndata_dir: " + dir + "\nprotocol: fit\nseed: 3\n" +
 		"model: {channels: 4, hidden: 16, dim: 16}\ntrain: {steps: 15, minisets: 4, lr: 0.02}\neval: {k: 3}\n"
-	cfg, err := ParseConfig("fit.yaml", []byte(src), sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return mustParseConfig(t, "fit.yaml", src, sets...)
 }
 
 // Protocol fit on a split image folder trains on train/ only, scores

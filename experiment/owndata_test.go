@@ -17,11 +17,7 @@ func ownConfig(t *testing.T, dataset, dir string, sets ...string) Config {
 	t.Helper()
 	src := "dataset: " + dataset + "\ndata_dir: " + dir + "\nways: 3\nshots: 4\nqueries: 100\nrepeats: 2\n" +
 		"model: {channels: 4, hidden: 16, dim: 16}\ntrain: {steps: 15, minisets: 4, lr: 0.02}\neval: {k: 3, methods: [drknn, embedding_knn]}\n"
-	cfg, err := ParseConfig("own.yaml", []byte(src), sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return mustParseConfig(t, "own.yaml", src, sets...)
 }
 
 // TestEpisodesOnImageFolder: the episodes protocol pools train/ and test/

@@ -32,10 +32,7 @@ func TestEpisodeScoresByHand(t *testing.T) {
 	}
 	src := "dataset: csv\ndata_dir: " + path + "\nways: 2\nshots: 2\nqueries: 8\nrepeats: 3\n" +
 		"model: {kind: identity}\neval: {k: 3, methods: [drknn, embedding_knn]}\n"
-	cfg, err := ParseConfig("pts.yaml", []byte(src), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := mustParseConfig(t, "pts.yaml", src)
 	out := t.TempDir()
 	res, err := Run(t.Context(), cfg, Options{OutDir: out})
 	if err != nil {

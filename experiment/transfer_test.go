@@ -60,11 +60,7 @@ transfer:
 
 func transferConfig(t *testing.T, sets ...string) Config {
 	t.Helper()
-	cfg, err := ParseConfig("transfer.yaml", []byte(transferYAML), sets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return mustParseConfig(t, "transfer.yaml", transferYAML, sets...)
 }
 
 func transferData(t *testing.T, cfg Config) *datasets.Dataset {
@@ -83,10 +79,7 @@ func TestTransferConfigDefaultsAndErrors(t *testing.T) {
 	}
 	// Without repeats and queries in the file: 600 tasks of 15 queries per class.
 	y := strings.Replace(strings.Replace(transferYAML, "repeats: 12\n", "", 1), "queries: 5\n", "", 1)
-	cfg, err := ParseConfig("t.yaml", []byte(y), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg = mustParseConfig(t, "t.yaml", y)
 	if cfg.Repeats != DefaultTransferRepeats || cfg.Queries != DefaultTransferQueries {
 		t.Fatalf("defaults: repeats %d queries %d", cfg.Repeats, cfg.Queries)
 	}
