@@ -42,16 +42,22 @@ func BenchmarkTrainStep(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := tr.Step(); err != nil {
-					b.Fatal(err)
-				}
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					if _, err := tr.Step(); err != nil {
-						b.Fatal(err)
-					}
-				}
+				benchSteps(b, tr.Step)
 			})
+		}
+	}
+}
+
+// benchSteps times b.N calls of step after one warm-up call.
+func benchSteps(b *testing.B, step func() (StepStats, error)) {
+	b.Helper()
+	if _, err := step(); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := step(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

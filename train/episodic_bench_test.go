@@ -42,15 +42,7 @@ func BenchmarkEpisodicStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer tr.Close()
-			if _, err := tr.Step(); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if _, err := tr.Step(); err != nil {
-					b.Fatal(err)
-				}
-			}
+			benchSteps(b, tr.Step)
 		})
 	}
 }
