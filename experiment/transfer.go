@@ -810,6 +810,7 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 	info := &TransferInfo{Split: splitRecord(cfg, d, split), Training: map[string]*TrainingRecord{}, Theta: cfg.Transfer.Theta,
 		K: min(cfg.Eval.K, cfg.Shots)}
 	nets := map[string]*model.Net{}
+	anchorErr := "" // why the anchor's training failed
 	trainDir := opts.TrainDir
 	if trainDir == "" && opts.OutDir != "" {
 		trainDir = filepath.Join(opts.OutDir, "train")
@@ -819,14 +820,33 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 		if trainDir != "" {
 			eo.Dir = filepath.Join(trainDir, obj)
 		}
-		net, rec, err := TrainEmbedding(ctx, cfg, d, split, obj, eo)
+		var net *model.Net
+		var rec *TrainingRecord
+		var err error
+		if failHook != nil {
+			err = failHook(0, "train:"+obj)
+		}
+		if err == nil {
+			net, rec, err = TrainEmbedding(ctx, cfg, d, split, obj, eo)
+		}
 		if err != nil {
-			return nil, err
+			if ctx.Err() != nil || obj != train.ObjectiveProto || len(objectives) == 1 {
+				return nil, err
+			}
+			// The anchor's training failed: proto_net is recorded as
+			// failed on every task; the Dr.k-NN embedding's methods go on.
+			anchorErr = OneLine(err)
+			notify(Message{fmt.Sprintf("training the %s anchor failed: %s", obj, anchorErr)})
+			continue
 		}
 		nets[obj], info.Training[obj] = net, rec
 	}
+	evalCfg := cfg
+	if anchorErr != "" {
+		evalCfg.Eval.Methods = slices.DeleteFunc(slices.Clone(methods), func(m string) bool { return m == eval.MethodProtoNet })
+	}
 	t0 := time.Now()
-	accs, recs, err := EvaluateTransfer(ctx, cfg, d, split, nets, notify)
+	accs, recs, err := EvaluateTransfer(ctx, evalCfg, d, split, nets, notify)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted during evaluation: %w", context.Cause(ctx))
@@ -839,6 +859,18 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 	for r, rec := range recs {
 		for _, m := range slices.Sorted(maps.Keys(rec.MethodErrors)) {
 			res.Errors = append(res.Errors, fmt.Sprintf("task %d: %s: %s", r+1, m, rec.MethodErrors[m]))
+		}
+	}
+	if anchorErr != "" {
+		why := fmt.Sprintf("training the %s anchor: %s", train.ObjectiveProto, anchorErr)
+		res.Errors = append(res.Errors, fmt.Sprintf("%s: %s", eval.MethodProtoNet, why))
+		accs[eval.MethodProtoNet] = make([]float64, cfg.Repeats)
+		for r := range recs {
+			accs[eval.MethodProtoNet][r] = math.NaN()
+			if recs[r].MethodErrors == nil {
+				recs[r].MethodErrors = map[string]string{}
+			}
+			recs[r].MethodErrors[eval.MethodProtoNet] = why
 		}
 	}
 	for _, m := range methods {

@@ -480,3 +480,35 @@ func TestTransferMethodFailureRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestTransferAnchorFailureRecorded: a failing anchor training is recorded
+// (proto_net failed on every task with the training's error, one line in
+// the run's errors) while the Dr.k-NN embedding's methods and the export
+// complete.
+func TestTransferAnchorFailureRecorded(t *testing.T) {
+	failHook = func(_ int, m string) error {
+		if m == "train:proto" {
+			return errors.New("loss is NaN")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failHook = nil })
+	out := t.TempDir()
+	res, err := Run(t.Context(), transferConfig(t, "repeats=3", "train.steps=2"), Options{OutDir: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pn := res.Methods[eval.MethodProtoNet]
+	if !math.IsNaN(pn.Mean) || len(pn.Failed) != 3 || !strings.HasSuffix(pn.Error, "loss is NaN") {
+		t.Fatalf("proto_net %+v", pn)
+	}
+	if len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0], "proto_net: training the proto anchor") {
+		t.Fatalf("errors %q", res.Errors)
+	}
+	if dk := res.Methods[eval.MethodDrKNN]; dk.Error != "" || len(dk.Completed()) != 3 {
+		t.Fatalf("drknn %+v", dk)
+	}
+	if _, err := os.Stat(filepath.Join(out, "export", "embedding.json")); err != nil {
+		t.Fatal(err)
+	}
+}
