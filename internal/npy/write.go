@@ -63,30 +63,26 @@ func checkShape(n int, shape []int) error {
 // EncodeFloat64 writes data (C order) as a little-endian float64 array of
 // the given rank-1 or rank-2 shape, byte for byte as numpy.save would.
 func EncodeFloat64(w io.Writer, data []float64, shape ...int) error {
-	if err := checkShape(len(data), shape); err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.Write(header("<f8", shape))
-	var b [8]byte
-	for _, x := range data {
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-		bw.Write(b[:])
-	}
-	return bw.Flush()
+	return encode8(w, "<f8", data, shape, math.Float64bits)
 }
 
 // EncodeInt64 writes data (C order) as a little-endian int64 array of the
 // given rank-1 or rank-2 shape.
 func EncodeInt64(w io.Writer, data []int64, shape ...int) error {
+	return encode8(w, "<i8", data, shape, func(x int64) uint64 { return uint64(x) })
+}
+
+// encode8 writes the header of dtype descr and shape, then each element of
+// data as the 8 little-endian bytes of bits(element).
+func encode8[T any](w io.Writer, descr string, data []T, shape []int, bits func(T) uint64) error {
 	if err := checkShape(len(data), shape); err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.Write(header("<i8", shape))
+	bw.Write(header(descr, shape))
 	var b [8]byte
 	for _, x := range data {
-		binary.LittleEndian.PutUint64(b[:], uint64(x))
+		binary.LittleEndian.PutUint64(b[:], bits(x))
 		bw.Write(b[:])
 	}
 	return bw.Flush()
