@@ -168,13 +168,14 @@ func (m *Model) predictEmbeddings(path string, o Options) ([]Prediction, error) 
 	var names []string
 	for i := range nq {
 		row := q[i*d : (i+1)*d]
-		out[i] = Prediction{Input: strconv.Itoa(i), Class: -1}
+		name := fmt.Sprintf("%s:%d", path, i) // as -npy names its rows
+		out[i] = Prediction{Input: name, Class: -1}
 		if j := nonFinite64(row); j >= 0 {
 			out[i].Error = fmt.Sprintf("%s row %d: coordinate %d is %v", path, i, j, row[j])
 			continue
 		}
 		good = append(good, row...)
-		ok, names = append(ok, i), append(names, strconv.Itoa(i))
+		ok, names = append(ok, i), append(names, name)
 	}
 	if len(ok) == 0 {
 		return out, nil

@@ -168,7 +168,7 @@ func TestEmbeddings(t *testing.T) {
 		f := strings.Split(l, ",")
 		p0, err0 := strconv.ParseFloat(f[2], 64)
 		p1, err1 := strconv.ParseFloat(f[3], 64)
-		if f[0] != fmt.Sprint(i) || f[1] != []string{"zero", "one"}[pred[i]] || err0 != nil || err1 != nil || math.Abs(p0+p1-1) > 1e-12 {
+		if f[0] != fmt.Sprintf("%s:%d", qpath, i) || f[1] != []string{"zero", "one"}[pred[i]] || err0 != nil || err1 != nil || math.Abs(p0+p1-1) > 1e-12 {
 			t.Fatalf("csv line %q, want class %d and probabilities summing to 1", l, pred[i])
 		}
 	}
