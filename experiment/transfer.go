@@ -883,6 +883,9 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 				}
 			}
 		}
+		if m == eval.MethodProtoNet && anchorErr != "" {
+			mr.Error = fmt.Sprintf("training the %s anchor: %s", train.ObjectiveProto, anchorErr) // not one task's failure
+		}
 		line := fmt.Sprintf("%-18s failed on every task: %s", m, mr.Error)
 		if done := mr.Completed(); len(done) > 0 {
 			s, err := eval.Summarize(done)

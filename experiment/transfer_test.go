@@ -499,7 +499,7 @@ func TestTransferAnchorFailureRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	pn := res.Methods[eval.MethodProtoNet]
-	if !math.IsNaN(pn.Mean) || len(pn.Failed) != 3 || !strings.HasSuffix(pn.Error, "loss is NaN") {
+	if !math.IsNaN(pn.Mean) || len(pn.Failed) != 3 || pn.Error != "training the proto anchor: loss is NaN" {
 		t.Fatalf("proto_net %+v", pn)
 	}
 	if len(res.Errors) != 1 || !strings.HasPrefix(res.Errors[0], "proto_net: training the proto anchor") {
