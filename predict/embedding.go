@@ -274,7 +274,7 @@ func LoadEmbedding(dir string) (*Embedding, error) {
 	mpath := filepath.Join(dir, EmbeddingFile)
 	b, err := os.ReadFile(mpath)
 	if err != nil {
-		return nil, fmt.Errorf("embedding export %s: %w", dir, err)
+		return nil, fmt.Errorf("embedding export %s: %w%s", dir, err, exportHint(dir, EmbeddingFile))
 	}
 	var man EmbeddingManifest
 	if err := json.Unmarshal(b, &man); err != nil {

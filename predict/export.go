@@ -264,7 +264,7 @@ func Load(dir string) (*Export, error) {
 	mpath := filepath.Join(dir, "manifest.json")
 	b, err := os.ReadFile(mpath)
 	if err != nil {
-		return nil, fmt.Errorf("export %s: %w", dir, err)
+		return nil, fmt.Errorf("export %s: %w%s", dir, err, exportHint(dir, "manifest.json"))
 	}
 	if e.Manifest, err = parseManifest(b); err != nil {
 		return nil, fmt.Errorf("export %s: %w", mpath, err)
@@ -548,4 +548,21 @@ func versions() map[string]string {
 		}
 	}
 	return v
+}
+
+// exportHint is what a folder without the export's file is, when it is a
+// run folder or another kind of export: " (… use …)", or "".
+func exportHint(dir, file string) string {
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	switch {
+	case exists(filepath.Join(dir, "export", file)):
+		return fmt.Sprintf(" (%s is a run folder: its model is %s)", dir, filepath.Join(dir, "export"))
+	case exists(filepath.Join(dir, "repeats", "01", "export", file)):
+		return fmt.Sprintf(" (%s is an episodes run: each repeat has its model, e.g. %s)", dir, filepath.Join(dir, "repeats", "01", "export"))
+	case file == "manifest.json" && exists(filepath.Join(dir, EmbeddingFile)):
+		return " (an embedding exported by a transfer run: give a new task's support set with -support DIR)"
+	case file == EmbeddingFile && exists(filepath.Join(dir, "manifest.json")):
+		return " (a trained model, not a transfer run's embedding: leave out -support)"
+	}
+	return ""
 }
