@@ -16,8 +16,8 @@
 // Solve adds ε Σ γ(log γ − 1) and maximises the smooth concave dual in the
 // column potentials g, the budget multipliers λ ≥ 0 and the row multipliers
 // α (one point of the simplex per row). The row block is solved exactly by
-// water filling; the rest by ε-scaling (ε from 0.5 down to Settings.Epsilon
-// by factors of 10 for n ≤ 1000, from 0.2 by factors of 5 above), a few stabilised Sinkhorn sweeps per stage (2 below
+// water filling; the rest by ε-scaling (ε from 0.2 down to Settings.Epsilon
+// by factors of 5), a few stabilised Sinkhorn sweeps per stage (2 below
 // n = 400, where Newton finds its basin without more; 10 above) and damped
 // Newton steps on the semi-dual Φ(g, λ) = max_α D, whose Hessian is the same
 // reduced KKT operator the backward pass uses (solved by conjugate gradients

@@ -47,13 +47,6 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	if cfg.epsFactor == 0 {
 		cfg.epsFactor = epsFactor
-		if !large {
-			// dense problems: fewer, larger ε stages (0.5, 0.05, 0.005,
-			// then the target) — callgrind, forward + backward: −12%
-			// instructions at n = 50, −17% at n = 200, −8% on the hard
-			// set at n = 400
-			cfg.epsFactor = epsFactorSmall
-		}
 	}
 	if cfg.sweeps == 0 {
 		cfg.sweeps = stageSweeps
@@ -73,9 +66,6 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	if cfg.epsStart == 0 {
 		cfg.epsStart = epsStart
-		if !large {
-			cfg.epsStart = epsStartSmall
-		}
 	}
 	s.par = in.n >= parMin && !cfg.serial
 	if cfg.lmReg != 0 {

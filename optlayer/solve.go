@@ -62,13 +62,11 @@ import (
 )
 
 const (
-	absorbBound    = 200.0 // |log u|, |log v| beyond which the kernel is rebuilt
-	epsStart       = 0.2   // first ε of a cold start (dual variables are O(1))
-	epsFactor      = 0.2   // ε-scaling factor
-	epsStartSmall  = 0.5   // the same two for problems that start dense (n ≤ candFull)
-	epsFactorSmall = 0.1
-	stageTol       = 0.1  // residual at which an intermediate ε stage ends
-	stageTolLarge  = 0.01 // the same for n > candFull
+	absorbBound   = 200.0 // |log u|, |log v| beyond which the kernel is rebuilt
+	epsStart      = 0.2   // first ε of a cold start (dual variables are O(1))
+	epsFactor     = 0.2   // ε-scaling factor
+	stageTol      = 0.1   // residual at which an intermediate ε stage ends
+	stageTolLarge = 0.01  // the same for n > candFull
 	// expCut: kernel entries below e^{−expCut} times the largest entry of
 	// their row (or column) are set to exactly 0 without calling exp. They
 	// are below 4·10⁻¹⁸ in absolute terms, while every column carries
