@@ -573,5 +573,17 @@ func TrainingCurves(w io.Writer, names []string, hs [][]Step, width, height int)
 		}
 	}
 	gap.LogY = positive // all gaps exactly 0: a linear axis
+	if positive {
+		// On the log axis a curve that is 0 at every step (e.g. the mean
+		// gap when only one mini-set had any) has nothing to draw: leave
+		// it out rather than fail the figure.
+		kept := gap.Curves[:0]
+		for _, c := range gap.Curves {
+			if slices.ContainsFunc(c.Y, func(v float64) bool { return v > 0 }) {
+				kept = append(kept, c)
+			}
+		}
+		gap.Curves = kept
+	}
 	return Charts(w, []Chart{risk, gap}, width, height)
 }
