@@ -31,7 +31,7 @@ type RiskResult struct {
 type solved struct {
 	x     []float64 // the mini-set's rows of the input (nil for a cost input)
 	c     []float64 // the costs solved (normalised when Settings.Normalize)
-	raw   []float64 // the mini-set's costs before normalisation (feature input)
+	raw   []float64 // the mini-set's costs before normalisation (Euclidean feature input)
 	scale float64   // the normalising mean (1 when not normalising)
 	res   *optlayer.Result
 }
@@ -90,9 +90,12 @@ func (s *Settings) forward(x []float64, n, dim int, cost bool, sets []MiniSet) (
 				}
 			}
 		}
-		raw := c
-		if s.Normalize && !cost {
-			raw = append([]float64(nil), c...)
+		var raw []float64 // only the Euclidean gradient reads the distances
+		if !cost && s.Metric != optlayer.SqEuclidean {
+			raw = c
+			if s.Normalize {
+				raw = append([]float64(nil), c...)
+			}
 		}
 		scale := 1.0
 		if s.Normalize {
@@ -130,6 +133,9 @@ func (s *Settings) backward(sv *solved, gradP []float64, dim int, cost bool) ([]
 	}
 	if cost {
 		return gc, nil
+	}
+	if sv.raw == nil {
+		return optlayer.CostGrad(sv.x, sv.res.N, dim, s.Metric, gc)
 	}
 	return optlayer.CostGradDist(sv.x, sv.res.N, dim, s.Metric, gc, sv.raw)
 }
