@@ -3,7 +3,7 @@ package optlayer
 import (
 	"fmt"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/drknn/drknn/internal/par"
 )
 
 // SolveBatch solves independent problems on up to workers goroutines
@@ -27,14 +27,10 @@ func SolveBatch(ps []*Problem, s *Settings, workers int) ([]*Result, error) {
 		ins[k], cfgs[k] = in, cfg
 	}
 	out := make([]*Result, len(ps))
-	var g errgroup.Group
-	g.SetLimit(max(1, workers))
-	for k := range ps {
-		g.Go(func() error {
-			out[k] = solveInstance(ins[k], cfgs[k]) // by index: no ordering dependence
-			return nil
-		})
-	}
-	g.Wait() // the solves return no errors: validation happened above
+	// The solves return no errors: validation happened above.
+	_ = par.For(len(ps), workers, func(k int) error {
+		out[k] = solveInstance(ins[k], cfgs[k]) // by index: no ordering dependence
+		return nil
+	})
 	return out, nil
 }
