@@ -10,8 +10,9 @@ import (
 
 // Sentinel errors that every reader and Load attach to their errors (with
 // internal/errkind, after a message naming the file or folder), so callers
-// can tell with errors.Is what went wrong and act on it: a table runner skips a data set that is not there
-// but stops on one that is there and broken.
+// can tell with errors.Is what went wrong and act on it: a table runner
+// skips a data set that is not there but stops on one that is there and
+// broken.
 var (
 	// ErrNotFound: the data set, or a file it needs, is not where the
 	// reader looked (missing folder, missing file, a file listed in an
