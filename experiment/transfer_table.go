@@ -76,11 +76,12 @@ type TransferOutcome struct {
 // OutDir/train/<data set>, and shared by its other cells; each cell's
 // results.json and export go to OutDir/cells/<cell>. Absent data sets are
 // skipped with the reason; corrupt ones fail the run. Writes
-// OutDir/transfer.md and OutDir/transfer.csv. Resume reuses the cells
+// OutDir/transfer.md and OutDir/transfer.csv. opts.Resume reuses the cells
 // whose results.json was made with the cell's config (another config is an
 // ErrConfig) and continues stopped trainings; without it the training
 // folders are started afresh.
-func RunTransferTable(ctx context.Context, opts TableOptions, resume bool) ([]TransferOutcome, error) {
+func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome, error) {
+	resume := opts.Resume
 	start := time.Now()
 	notify := serial(opts.Observer)
 	if opts.ConfigDir == "" {

@@ -93,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var err error
 	if *transfer {
 		file = "transfer.md"
-		_, err = experiment.RunTransferTable(ctx, opts, *resume)
+		_, err = experiment.RunTransferTable(ctx, opts)
 	} else {
 		_, err = experiment.RunTable(ctx, opts)
 	}
