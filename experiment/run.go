@@ -47,9 +47,10 @@ type Options struct {
 	tempsRemoved int // stale temporaries removed on start (logged)
 }
 
-// removeTemps removes the stale temporaries of OutDir (RemoveTemps), once.
+// removeTemps removes the stale temporaries of OutDir (RemoveTemps) and
+// records how many for the run's log. Run and RunData call it on entry.
 func (o *Options) removeTemps() error {
-	if o.OutDir == "" || o.tempsRemoved != 0 {
+	if o.OutDir == "" {
 		return nil
 	}
 	n, err := RemoveTemps(o.OutDir)
