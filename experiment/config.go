@@ -316,17 +316,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string, lines map[int]string
 	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
 		return nil
 	}
-	fields := map[string]reflect.Type{}
-	var known []string
-	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
-		if tag == "" || tag == "-" {
-			continue
-		}
-		fields[tag] = t.Field(i).Type
-		known = append(known, tag)
-	}
-	sort.Strings(known)
+	fields, known := yamlFields(t)
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
@@ -406,15 +396,16 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 		if ft.Kind() != reflect.Struct {
 			return fmt.Errorf("%q is not a mapping", strings.Join(path[:i], "."))
 		}
-		f, known := fieldByTag(ft, key)
-		if f == nil {
+		fields, known := yamlFields(ft)
+		f, ok := fields[key]
+		if !ok {
 			prefix := strings.Join(path[:i], ".")
 			if prefix != "" {
 				prefix += "."
 			}
 			return fmt.Errorf("unknown key %q; known keys%s: %s", prefix+key, atPrefix(prefix), strings.Join(known, ", "))
 		}
-		ft = f.Type
+		ft = f
 	}
 	if ft.Kind() == reflect.Struct && v.Kind != yaml.MappingNode {
 		return fmt.Errorf("key %s must be a mapping of keys to values", kv[:eq])
@@ -453,24 +444,21 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 	return nil
 }
 
-// fieldByTag finds the field of struct type t whose yaml tag is key; it
-// also returns the sorted list of known keys.
-func fieldByTag(t reflect.Type, key string) (*reflect.StructField, []string) {
-	var found *reflect.StructField
+// yamlFields maps the yaml tags of struct type t to their field types and
+// lists the tags sorted (the known keys of an error message).
+func yamlFields(t reflect.Type) (map[string]reflect.Type, []string) {
+	fields := map[string]reflect.Type{}
 	var known []string
 	for i := 0; i < t.NumField(); i++ {
 		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
 		if tag == "" || tag == "-" {
 			continue
 		}
+		fields[tag] = t.Field(i).Type
 		known = append(known, tag)
-		if tag == key {
-			f := t.Field(i)
-			found = &f
-		}
 	}
 	sort.Strings(known)
-	return found, known
+	return fields, known
 }
 
 // stripLine drops yaml.v3's "line N: " from a message about a -set value,
