@@ -463,7 +463,7 @@ func (t *EpisodicTrainer) SaveCheckpoint(path, key string, extra []byte) error {
 		return err
 	}
 	ck := episodicCheckpoint{Version: episodicCheckpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history, Extra: extra}
-	return writeCheckpoint(path, uint32(episodicCheckpointVersion), ck)
+	return writeCheckpoint(path, episodicCheckpointVersion, ck)
 }
 
 // ErrCheckpointMismatch is wrapped when a checkpoint belongs to another run.
@@ -473,11 +473,8 @@ var ErrCheckpointMismatch = errors.New("checkpoint belongs to another run")
 // and returns the caller's extra bytes. On error the trainer is unchanged.
 func (t *EpisodicTrainer) Resume(path, key string) ([]byte, error) {
 	var ck episodicCheckpoint
-	if err := readCheckpoint(path, uint32(episodicCheckpointVersion), &ck); err != nil {
+	if err := readCheckpoint(path, episodicCheckpointVersion, &ck); err != nil {
 		return nil, err
-	}
-	if ck.Version != episodicCheckpointVersion {
-		return nil, fmt.Errorf("resume %s: checkpoint format %d, want %d", path, ck.Version, episodicCheckpointVersion)
 	}
 	if ck.Key != key {
 		return nil, fmt.Errorf("resume %s: %w (key %q, want %q)", path, ErrCheckpointMismatch, ck.Key, key)

@@ -245,9 +245,6 @@ func (t *Trainer) Resume(path, key string) error {
 	if err := readCheckpoint(path, checkpointVersion, &ck); err != nil {
 		return err
 	}
-	if ck.Version != checkpointVersion {
-		return fmt.Errorf("resume %s: checkpoint format %d, want %d", path, ck.Version, checkpointVersion)
-	}
 	if ck.Key != key {
 		return fmt.Errorf("resume %s: the checkpoint belongs to another run or config (key %q, want %q)", path, ck.Key, key)
 	}
