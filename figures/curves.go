@@ -519,9 +519,11 @@ func TrainingCurves(w io.Writer, names []string, hs [][]Step, width, height int)
 	}
 	risk := Chart{Title: "training: worst-case risk", XLabel: "step", YLabel: "mean worst-case risk", FitY: true}
 	gap := Chart{Title: "LFD certified relative gap", XLabel: "step", YLabel: "relative gap", LogY: true, FitY: true}
-	type acc struct{ risk, gap, maxGap float64 }
+	type acc struct {
+		risk, gap, maxGap float64
+		n                 int
+	}
 	byStep := map[int]*acc{}
-	count := map[int]int{}
 	for r, h := range hs {
 		if len(h) == 0 {
 			return inputf("repeat %s has no steps", names[r])
@@ -538,7 +540,7 @@ func TrainingCurves(w io.Writer, names []string, hs [][]Step, width, height int)
 			a.risk += s.Risk
 			a.gap += s.MeanRelGap
 			a.maxGap = max(a.maxGap, s.MaxRelGap, s.MeanRelGap)
-			count[s.Step]++
+			a.n++
 		}
 		c := Curve{X: x, Y: y, Faint: len(hs) > 1}
 		if r == 0 {
@@ -556,7 +558,8 @@ func TrainingCurves(w io.Writer, names []string, hs [][]Step, width, height int)
 	sort.Ints(steps)
 	var x, mr, mg, xg []float64
 	for _, st := range steps {
-		a, n := byStep[st], float64(count[st])
+		a := byStep[st]
+		n := float64(a.n)
 		x = append(x, float64(st))
 		mr = append(mr, a.risk/n)
 		mg = append(mg, a.gap/n)
