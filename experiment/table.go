@@ -400,12 +400,8 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			if p, ok := eval.PaperAccuracy(m, o.Column); ok {
 				paper = strconv.FormatFloat(p, 'f', 3, 64)
 			}
-			status := "ok"
-			if r.Error != "" {
-				status = fmt.Sprintf("failed on %d of %d repeats: %s", len(r.Failed), len(r.PerRepeat), r.Error)
-			}
 			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), m,
-				csvNum(r.Mean), csvNum(r.CI95), paper, strconv.Itoa(o.Results.Repeats), status,
+				csvNum(r.Mean), csvNum(r.CI95), paper, strconv.Itoa(o.Results.Repeats), csvStatus(r, "repeats"),
 				metricMean(r.LogLoss), metricCI(r.LogLoss), metricMean(r.ECE), metricCI(r.ECE)})
 		}
 	}
@@ -420,6 +416,15 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 }
 
 // csvNum formats a table value with 4 decimals ("" for NaN: one repeat).
+// csvStatus is a CSV row's status column: "ok", or the failure and how
+// many of the units (repeats, tasks) it cost.
+func csvStatus(r MethodResult, units string) string {
+	if r.Error == "" {
+		return "ok"
+	}
+	return fmt.Sprintf("failed on %d of %d %s: %s", len(r.Failed), len(r.PerRepeat), units, r.Error)
+}
+
 func csvNum(v float64) string {
 	if math.IsNaN(v) {
 		return ""

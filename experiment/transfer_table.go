@@ -282,12 +282,8 @@ func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Dur
 				obj = train.ObjectiveProto
 			}
 			tr := o.Results.Transfer.Training[obj]
-			ci := ""
-			if !math.IsNaN(r.CI95) {
-				ci = strconv.FormatFloat(r.CI95, 'f', 4, 64)
-			}
-			w.Write([]string{c.Dataset, strconv.Itoa(c.Ways), strconv.Itoa(c.Shots), m, strconv.FormatFloat(r.Mean, 'f', 4, 64), ci,
-				strconv.Itoa(o.Results.Repeats), strconv.FormatFloat(tr.Seconds, 'f', 1, 64), strconv.FormatFloat(tr.CPUSeconds, 'f', 1, 64), "ok"})
+			w.Write([]string{c.Dataset, strconv.Itoa(c.Ways), strconv.Itoa(c.Shots), m, csvNum(r.Mean), csvNum(r.CI95),
+				strconv.Itoa(o.Results.Repeats), strconv.FormatFloat(tr.Seconds, 'f', 1, 64), strconv.FormatFloat(tr.CPUSeconds, 'f', 1, 64), csvStatus(r, "tasks")})
 		}
 	}
 	w.Flush()
