@@ -281,9 +281,12 @@ func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Dur
 			if m == "proto_net" {
 				obj = train.ObjectiveProto
 			}
-			tr := o.Results.Transfer.Training[obj]
+			secs, cpu := "", ""
+			if tr := o.Results.Transfer.Training[obj]; tr != nil { // nil: that training failed
+				secs, cpu = strconv.FormatFloat(tr.Seconds, 'f', 1, 64), strconv.FormatFloat(tr.CPUSeconds, 'f', 1, 64)
+			}
 			w.Write([]string{c.Dataset, strconv.Itoa(c.Ways), strconv.Itoa(c.Shots), m, csvNum(r.Mean), csvNum(r.CI95),
-				strconv.Itoa(o.Results.Repeats), strconv.FormatFloat(tr.Seconds, 'f', 1, 64), strconv.FormatFloat(tr.CPUSeconds, 'f', 1, 64), csvStatus(r, "tasks")})
+				strconv.Itoa(o.Results.Repeats), secs, cpu, csvStatus(r, "tasks")})
 		}
 	}
 	w.Flush()
