@@ -209,3 +209,85 @@ func channels(shape []int) (c, plane int, err error) {
 	}
 	return 0, 0, fmt.Errorf("standardize: sample shape %v is neither [C, H, W] nor [F]", shape)
 }
+
+// RelevanceWeights returns one weight per value position of the n samples
+// of x (size values each) from their labels 0…m−1: the square root of the
+// correlation ratio η² = Σ_c n_c (μ_c − μ)² / Σ_i (x_i − μ)², the share of
+// the position's variance over the samples that its class means explain.
+// A weight lies in [0, 1]: 1 when the position is constant within every
+// class and varies between them, 0 when the class means coincide or the
+// position is constant over all n samples. Multiplying the values by
+// these weights (ScaleValues) lets the positions that separate the
+// training samples' classes dominate a Euclidean distance.
+func RelevanceWeights(x []float32, n, size int, labels []int, m int) ([]float64, error) {
+	if n < 1 || size < 1 || len(x) != n*size {
+		return nil, fmt.Errorf("relevance: %d values for %d samples of size %d", len(x), n, size)
+	}
+	if len(labels) != n || m < 1 {
+		return nil, fmt.Errorf("relevance: %d labels for %d samples of %d classes", len(labels), n, m)
+	}
+	count := make([]float64, m)
+	for i, c := range labels {
+		if c < 0 || c >= m {
+			return nil, fmt.Errorf("relevance: label %d of sample %d, want 0…%d", c, i, m-1)
+		}
+		count[c]++
+	}
+	mean := make([]float64, size)
+	classMean := make([]float64, m*size)
+	for i, c := range labels {
+		row := x[i*size : (i+1)*size]
+		cm := classMean[c*size : (c+1)*size]
+		for j, v := range row {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("relevance: sample %d, value %d is %v", i, j, v)
+			}
+			mean[j] += float64(v)
+			cm[j] += float64(v)
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	between := make([]float64, size)
+	for c := 0; c < m; c++ {
+		if count[c] == 0 {
+			continue
+		}
+		cm := classMean[c*size : (c+1)*size]
+		for j := range cm {
+			d := cm[j]/count[c] - mean[j]
+			between[j] += count[c] * d * d
+		}
+	}
+	total := make([]float64, size)
+	for i := 0; i < n; i++ {
+		for j, v := range x[i*size : (i+1)*size] {
+			d := float64(v) - mean[j]
+			total[j] += d * d
+		}
+	}
+	w := make([]float64, size)
+	for j := range w {
+		if total[j] > 0 {
+			w[j] = math.Sqrt(min(between[j]/total[j], 1))
+		}
+	}
+	return w, nil
+}
+
+// ScaleValues multiplies value position j of each of the n samples of x
+// (len(w) values each) by w[j], in place.
+func ScaleValues(x []float32, n int, w []float64) error {
+	size := len(w)
+	if n < 0 || size < 1 || len(x) != n*size {
+		return fmt.Errorf("relevance: %d values for %d samples of %d weights", len(x), n, size)
+	}
+	for i := 0; i < n; i++ {
+		s := x[i*size : (i+1)*size]
+		for j, v := range s {
+			s[j] = float32(float64(v) * w[j])
+		}
+	}
+	return nil
+}

@@ -233,3 +233,66 @@ func TestChannelStatsAndStandardizeHandWorked(t *testing.T) {
 		t.Fatal("accepted 1 mean for 2 channels")
 	}
 }
+
+// RelevanceWeights: a weight does not change when its feature is shifted
+// and rescaled (η² is scale-free), lies in [0, 1], and bad input is an
+// error naming it, never a panic.
+func TestRelevanceWeightsInvariantAndChecked(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	n, size := 12, 4
+	x := make([]float32, n*size)
+	labels := make([]int, n)
+	for i := range labels {
+		labels[i] = i % 3
+		for j := 0; j < size; j++ {
+			x[i*size+j] = float32(rng.NormFloat64() + float64(j*labels[i]))
+		}
+	}
+	w, err := RelevanceWeights(x, n, size, labels, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := append([]float32(nil), x...)
+	for i := 0; i < n; i++ {
+		y[i*size+2] = 7*y[i*size+2] - 3
+	}
+	v, err := RelevanceWeights(y, n, size, labels, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range w {
+		if !(w[j] >= 0 && w[j] <= 1) || math.Abs(w[j]-v[j]) > 1e-6 {
+			t.Fatalf("weights %v, after an affine change of feature 2 %v", w, v)
+		}
+	}
+	if !(w[3] > w[0]) {
+		t.Fatalf("feature 3 (class shift 3) weighs %v, not above feature 0 (no shift) %v", w[3], w[0])
+	}
+	z := append([]float32(nil), x...)
+	if err := ScaleValues(z, n, w); err != nil {
+		t.Fatal(err)
+	}
+	for i, val := range z {
+		if want := float32(float64(x[i]) * w[i%size]); val != want {
+			t.Fatalf("scaled value %d = %v, want %v", i, val, want)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		err  error
+	}{
+		{"short", func() error { _, err := RelevanceWeights(x[1:], n, size, labels, 3); return err }()},
+		{"labels", func() error { _, err := RelevanceWeights(x, n, size, labels[1:], 3); return err }()},
+		{"label range", func() error { _, err := RelevanceWeights(x, n, size, append([]int{3}, labels[1:]...), 3); return err }()},
+		{"NaN", func() error {
+			z := append([]float32{float32(math.NaN())}, x[1:]...)
+			_, err := RelevanceWeights(z, n, size, labels, 3)
+			return err
+		}()},
+		{"scale", ScaleValues(x[1:], n, w)},
+	} {
+		if c.err == nil {
+			t.Errorf("%s: accepted", c.name)
+		}
+	}
+}

@@ -79,9 +79,12 @@ type DataConfig struct {
 	Missing string `yaml:"missing" json:"missing,omitempty"`
 	// Standardize rescales every method's input per episode: "none" (or ""),
 	// "sample" (each sample to mean 0, standard deviation 1 over its own
-	// values) or "channel" (each image channel, or each feature of a row, to
+	// values), "channel" (each image channel, or each feature of a row, to
 	// mean 0, standard deviation 1 over the episode's M·K training samples
-	// only; queries use the training statistics).
+	// only; queries use the training statistics) or "relevance" (each
+	// feature, or pixel, multiplied by √η², its correlation ratio with the
+	// labels over the episode's training samples: the share of its
+	// variance the class means explain, datasets.RelevanceWeights).
 	Standardize string `yaml:"standardize" json:"standardize"`
 	// OneHot encodes Lung Cancer's 56 nominal attributes (values 0…3) as
 	// 4 indicator features each (224 features) instead of value/3.
@@ -547,9 +550,9 @@ func (c *Config) validate() error {
 		return bad("data.synthetic", c.Data.Synthetic, "must be ≥ 0")
 	}
 	switch c.Data.Standardize {
-	case "", "none", "sample", "channel":
+	case "", "none", "sample", "channel", "relevance":
 	default:
-		return bad("data.standardize", fmt.Sprintf("%q", c.Data.Standardize), "want none, sample or channel")
+		return bad("data.standardize", fmt.Sprintf("%q", c.Data.Standardize), "want none, sample, channel or relevance")
 	}
 	if c.Data.OneHot && c.Dataset != "lung-cancer" {
 		return bad("data.onehot", c.Data.OneHot, "only the lung-cancer data set has nominal attributes to encode")

@@ -93,7 +93,7 @@ func newEpisode(cfg Config, d *datasets.Dataset, ep *datasets.Episode, r int, se
 	for _, c := range ep.Classes {
 		e.ClassNames = append(e.ClassNames, d.Classes[c])
 	}
-	if e.Standardize, err = standardize(cfg.Data.Standardize, e.Train, e.Query); err != nil {
+	if e.Standardize, err = standardize(cfg.Data.Standardize, e.Train, e.Query, ep.TrainLabels, len(ep.Classes)); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -127,8 +127,10 @@ func impute(mode string, d *datasets.Dataset, trainIdx []int) (*predict.Impute, 
 // standardize applies data.standardize to an episode's samples in place:
 // "sample" rescales each sample on its own; "channel" uses the mean and
 // standard deviation of each channel (or feature) over the training
-// samples alone, for training and query samples alike.
-func standardize(mode string, trainSet, querySet *datasets.Dataset) (*predict.Standardize, error) {
+// samples alone, for training and query samples alike; "relevance"
+// multiplies each feature (value position) by its relevance weight
+// computed from the training samples and their labels (0…m−1) alone.
+func standardize(mode string, trainSet, querySet *datasets.Dataset, labels []int, m int) (*predict.Standardize, error) {
 	switch mode {
 	case "", "none":
 		return nil, nil
@@ -152,8 +154,20 @@ func standardize(mode string, trainSet, querySet *datasets.Dataset) (*predict.St
 			return nil, err
 		}
 		return &predict.Standardize{Mode: mode, Mean: mean, SD: sd}, nil
+	case "relevance":
+		w, err := datasets.RelevanceWeights(trainSet.X, trainSet.Len(), trainSet.SampleSize(), labels, m)
+		if err != nil {
+			return nil, err
+		}
+		if err := datasets.ScaleValues(trainSet.X, trainSet.Len(), w); err != nil {
+			return nil, err
+		}
+		if err := datasets.ScaleValues(querySet.X, querySet.Len(), w); err != nil {
+			return nil, err
+		}
+		return &predict.Standardize{Mode: mode, Weight: w}, nil
 	}
-	return nil, fmt.Errorf("data.standardize = %q: want none, sample or channel", mode)
+	return nil, fmt.Errorf("data.standardize = %q: want none, sample, channel or relevance", mode)
 }
 
 // TrainSettings is what Algorithm 1 needs from the config, for n training

@@ -174,11 +174,15 @@ func unmarshalRecord(b []byte, view any, raw *json.RawMessage) error {
 // Standardize is an export's input standardisation: "sample" rescales
 // each sample to mean 0 and standard deviation 1; "channel" subtracts Mean
 // and divides by SD per channel (per feature for feature rows), with the
-// statistics of the episode's training samples.
+// statistics of the episode's training samples; "relevance" multiplies
+// value position j of a sample (feature j of a row) by Weight[j], the
+// relevance weights of the episode's training samples
+// (datasets.RelevanceWeights).
 type Standardize struct {
-	Mode string    `json:"mode"`
-	Mean []float64 `json:"mean"`
-	SD   []float64 `json:"sd"`
+	Mode   string    `json:"mode"`
+	Mean   []float64 `json:"mean"`
+	SD     []float64 `json:"sd"`
+	Weight []float64 `json:"weight,omitempty"`
 }
 
 // check validates s against the model's input shape.
@@ -203,8 +207,22 @@ func (s *Standardize) check(shape []int) error {
 			}
 		}
 		return nil
+	case "relevance":
+		size := 1
+		for _, v := range shape {
+			size *= v
+		}
+		if len(s.Weight) != size {
+			return fmt.Errorf("episode.standardize: %d relevance weights for samples of %d values (input shape %v)", len(s.Weight), size, shape)
+		}
+		for j, w := range s.Weight {
+			if !(w >= 0 && w <= 1) {
+				return fmt.Errorf("episode.standardize: relevance weight %d is %v, want 0…1", j, w)
+			}
+		}
+		return nil
 	}
-	return fmt.Errorf("episode.standardize: mode %q, want none, sample or channel", s.Mode)
+	return fmt.Errorf("episode.standardize: mode %q, want none, sample, channel or relevance", s.Mode)
 }
 
 // apply standardises n samples x of the given shape in place.
@@ -221,6 +239,8 @@ func (s *Standardize) apply(x []float32, n int, shape []int) error {
 		return datasets.StandardizeSamples(x, n, size)
 	case "channel":
 		return datasets.StandardizeChannels(x, n, shape, s.Mean, s.SD)
+	case "relevance":
+		return datasets.ScaleValues(x, n, s.Weight)
 	}
 	return nil
 }

@@ -632,11 +632,38 @@ func TestEmbedStandardizes(t *testing.T) {
 	if same {
 		t.Fatal("sample standardisation changed nothing")
 	}
+	// relevance: value j times Weight[j]
+	w := make([]float64, in)
+	for j := range w {
+		w[j] = float64(j%5) / 4
+	}
+	manual = append(manual[:0], f.QueryX...)
+	for i := range manual {
+		manual[i] = float32(float64(manual[i]) * w[i%in])
+	}
+	if want, err = f.Net.Embed(manual, f.NQ); err != nil {
+		t.Fatal(err)
+	}
+	f.Manifest["episode"] = map[string]any{"standardize": map[string]any{"mode": "relevance", "weight": w}}
+	f.writeManifest(t)
+	if e, err = Load(f.Dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = e.Embed(f.QueryX, f.NQ); err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("relevance: embedding[%d] = %v, want %v (weighted by hand)", i, got[i], want[i])
+		}
+	}
 	for _, c := range []struct {
 		rec  map[string]any
 		want string
 	}{
 		{map[string]any{"mode": "global"}, `mode "global"`},
+		{map[string]any{"mode": "relevance", "weight": w[1:]}, "71 relevance weights for samples of 72 values"},
+		{map[string]any{"mode": "relevance", "weight": append([]float64{1.5}, w[1:]...)}, "relevance weight 0 is 1.5"},
 		{map[string]any{"mode": "channel", "mean": []float64{0}, "sd": []float64{1}}, "1 means and 1 deviations for 2 channels"},
 		{map[string]any{"mode": "channel", "mean": []float64{0, 0}, "sd": []float64{1, 0}}, "channel 1 has mean 0 and deviation 0"},
 	} {
@@ -654,6 +681,7 @@ func TestEmbedStandardizes(t *testing.T) {
 func FuzzParseManifest(f *testing.F) {
 	f.Add([]byte(`{"format":1,"model":{"Kind":"cnn","InShape":[2,6,6]},"episode":{"standardize":{"mode":"channel","mean":[0,1],"sd":[1,2]}}}`))
 	f.Add([]byte(`{"format":1,"episode":{"standardize":{"mode":"sample"}}}`))
+	f.Add([]byte(`{"format":1,"model":{"Kind":"mlp","InShape":[3]},"episode":{"standardize":{"mode":"relevance","weight":[0,0.5,1]}}}`))
 	f.Add([]byte(`{"format":1,"episode":{"standardize":{"mode":"channel","mean":[0],"sd":[-1]}},"model":{"InShape":[1]}}`))
 	f.Add([]byte(`{"format":2}`))
 	f.Add([]byte(`{"format":1,"files":{"model":"../x"},"class_names":["a"],"ways":1}`))
