@@ -121,6 +121,9 @@ func (c *Config) transferDefaults(hasKey func(string) bool) {
 func (c *Config) validateTransfer() error {
 	bad := func(key string, v any, why string) error { return fmt.Errorf("key %s = %v: %s", key, v, why) }
 	t := &c.Transfer
+	if c.Data.Standardize != "" && c.Data.Standardize != "none" {
+		return bad("data.standardize", c.Data.Standardize, "protocol transfer feeds the base-class network raw inputs; it does not standardise")
+	}
 	switch c.Dataset {
 	case "omniglot", "miniimagenet":
 		if len(c.Data.BaseClasses) > 0 {

@@ -100,6 +100,7 @@ func TestTransferConfigDefaultsAndErrors(t *testing.T) {
 		{[]string{"model.kind=mlp", "model.dim=8"}, "model.kind"},
 		{[]string{"protocol=episodes"}, "for protocol transfer"},
 		{[]string{"transfer.decay_factor=1.5"}, "transfer.decay_factor"},
+		{[]string{"data.standardize=relevance"}, "does not standardise"},
 	} {
 		_, err := ParseConfig("t.yaml", []byte(transferYAML), c.sets)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrConfig) {
