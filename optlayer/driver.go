@@ -77,6 +77,11 @@ func solveInstance(in *instance, cfg config) *Result {
 		s.eps = math.Max(epsT, cfg.epsStart)
 	}
 	res := &Result{M: in.m, N: in.n, P: make([]float64, in.m*in.n), Objective: math.Inf(1), LowerBound: 1}
+	// the pooled candidate (pooled.go): when it is within every budget the
+	// LP value is 1 and the certificate holds before the first iteration
+	if !cfg.noPooled {
+		s.pooledAnswer(res, cfg.plans)
+	}
 	Ptmp := make([]float64, in.m*in.n)
 	var snap *state
 	certified := func() bool {

@@ -149,6 +149,7 @@ type config struct {
 	serial                     bool                               // no goroutines inside one solve (SolveBatch with workers > 1)
 	forceCG                    bool                               // tests only: iterative backward solve
 	denseStart, noSlack        bool                               // tests only: every entry a candidate at the start; no rank-one slack classes
+	noPooled                   bool                               // tests only: no pooled candidate (pooled.go)
 }
 
 // Defaults used when a Settings field is zero.

@@ -1,0 +1,141 @@
+package optlayer
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// pooledCostRef is S_m of pooled.go from its second form: (1 − n_m/n) times
+// the mean cost c(i,j) from the points j of class m to the points i of the
+// other classes.
+func pooledCostRef(p *Problem, c []float64) []float64 {
+	n := p.N
+	M := 0
+	for _, y := range p.Labels {
+		M = max(M, y+1)
+	}
+	cnt := make([]float64, M)
+	for _, y := range p.Labels {
+		cnt[y]++
+	}
+	S := make([]float64, M)
+	for m := range S {
+		var sum float64
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if p.Labels[j] == m && p.Labels[i] != m {
+					sum += c[i*n+j]
+				}
+			}
+		}
+		if cnt[m] < float64(n) {
+			S[m] = (1 - cnt[m]/float64(n)) * sum / (cnt[m] * (float64(n) - cnt[m]))
+		}
+	}
+	return S
+}
+
+// The wide hard case (ϑ = the median cost): the pooled candidate is the
+// certified answer, it matches the exact LP, and the regularised solve
+// (PReg, Dual, the backward pass) is the same with or without it.
+func TestPooledWide(t *testing.T) {
+	for seed := int64(1); seed <= 3; seed++ {
+		p := hardProblem("wide", seed, 24, 3)
+		in, err := p.instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := newSolver(in).pooledWeights(); !ok {
+			t.Fatalf("seed %d: the pooled plan exceeds a budget", seed)
+		}
+		// the solve may still replace the pooled P by a rounded plan whose
+		// objective is below 1 by rounding: either is the LP optimum 1
+		r := checkAgainstLP(t, "wide", p, nil) // brackets the exact LP value; plans feasible
+		if math.Abs(r.Objective-1) > 1e-12 || r.RelGap != 0 {
+			t.Fatalf("seed %d: objective %v, rel gap %v; want 1 and 0", seed, r.Objective, r.RelGap)
+		}
+		cfg, err := (&Settings{}).config(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		with := solveInstance(in, cfg)
+		cfg.noPooled = true
+		without := solveInstance(in, cfg)
+		if with.Status != Optimal || without.Status != Optimal {
+			t.Fatalf("seed %d: status %d with, %d without the candidate", seed, with.Status, without.Status)
+		}
+		if with.Iterations > without.Iterations {
+			t.Fatalf("seed %d: %d iterations with the candidate, %d without", seed, with.Iterations, without.Iterations)
+		}
+		g := benchGrad(with.M, with.N)
+		vw, err := with.VJP(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vo, err := without.VJP(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pair := range [][2][]float64{{with.PReg, without.PReg}, {with.Dual.G, without.Dual.G},
+			{with.Dual.Lambda, without.Dual.Lambda}, {with.Dual.Alpha, without.Dual.Alpha}, {vw, vo}} {
+			for k := range pair[0] {
+				if pair[0][k] != pair[1][k] {
+					t.Fatalf("seed %d: the regularised answer differs at %d: %v with the candidate, %v without", seed, k, pair[0][k], pair[1][k])
+				}
+			}
+		}
+		lp, err := Solve(p, &Settings{LPOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lp.Status != Optimal || math.Abs(lp.Objective-1) > 1e-12 || lp.LowerBound != 1 {
+			t.Fatalf("seed %d LPOnly: status %d, bounds [%v, %v]", seed, lp.Status, lp.LowerBound, lp.Objective)
+		}
+		checkFeasible(t, p, lp)
+	}
+}
+
+// The candidate is taken exactly when its plan meets every budget: radii
+// just above S_m give the pooled answer (and the exact LP value 1), a radius
+// just below S_m for one class leaves the answer to the solver. Asymmetric
+// costs check the plan's orientation (mass moves from column j to row i).
+func TestPooledThreshold(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	for trial := 0; trial < 6; trial++ {
+		n, M := 10+rng.Intn(8), 2+rng.Intn(3)
+		p := randomCostProblem(rng, n, M)
+		if trial%2 == 1 {
+			p = overlapProblem(int64(trial), n, M, 4, 1)
+		}
+		in, err := p.instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		S := pooledCostRef(p, in.cost)
+		s := newSolver(in)
+		w, _ := s.pooledWeights()
+		for m, x := range s.pooledCosts(w) {
+			if math.Abs(x-S[m]) > 1e-12*S[m] {
+				t.Fatalf("trial %d: S_%d = %.15g, want %.15g", trial, m, x, S[m])
+			}
+		}
+		p.Theta = make([]float64, M)
+		for m := range p.Theta {
+			p.Theta[m] = S[m] * (1 + 1e-6)
+		}
+		r := checkAgainstLP(t, "above", p, nil)
+		if math.Abs(r.Objective-1) > 1e-12 || math.Abs(exactLP(t, p)-1) > 1e-9 {
+			t.Fatalf("trial %d: ϑ just above S: objective %v, want 1", trial, r.Objective)
+		}
+		p.Theta[rng.Intn(M)] *= 1 - 1e-4
+		in, err = p.instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := newSolver(in).pooledWeights(); ok {
+			t.Fatalf("trial %d: the candidate was accepted with a radius below its plan's cost", trial)
+		}
+		checkAgainstLP(t, "below", p, nil)
+	}
+}
