@@ -30,6 +30,20 @@ type Started struct {
 	Steps   int      // Algorithm 1 steps of each repeat's network
 	CVSteps int      // steps of each repeat's cross-validation fits (train.theta_grid)
 	Methods []string // methods each repeat evaluates, in order
+	// Tasks, when > 0, is the number of evaluations of each method in
+	// place of Repeats: the transfer protocol trains Repeats embeddings
+	// and evaluates every method on Tasks novel-class tasks.
+	Tasks int
+}
+
+// Evaluations is the number of evaluation units of each method.
+func (e Started) Evaluations() int { return evaluations(e.Repeats, e.Tasks) }
+
+func evaluations(repeats, tasks int) int {
+	if tasks > 0 {
+		return tasks
+	}
+	return repeats
 }
 
 // StepDone reports one training step of repeat Repeat (0-based): of the
@@ -83,7 +97,11 @@ type CellPlan struct {
 	Repeats        int
 	Steps, CVSteps int // per repeat
 	Methods        []string
+	Tasks          int // as Started.Tasks
 }
+
+// Evaluations is the number of evaluation units of each method.
+func (c CellPlan) Evaluations() int { return evaluations(c.Repeats, c.Tasks) }
 
 // CellStarted opens a cell of the table (the cell's own run follows).
 type CellStarted struct {

@@ -651,12 +651,12 @@ func TransferTask(cfg Config, d *datasets.Dataset, split *datasets.TransferSplit
 // with the frozen embeddings nets (train.ObjectiveDrKNN's for the
 // classifiers on the Dr.k-NN embedding, train.ObjectiveProto's for
 // proto_net): all methods on the same tasks. It returns the accuracy of
-// each method on each task and the tasks' records.
+// each method on each task and the tasks' records. notify receives, one
+// at a time, a UnitDone for each method on each task (Repeat is the task)
+// and a RepeatDone for each task.
 func EvaluateTransfer(ctx context.Context, cfg Config, d *datasets.Dataset, split *datasets.TransferSplit, nets map[string]*model.Net,
 	notify Observer) (map[string][]float64, []EpisodeRecord, error) {
-	if notify == nil {
-		notify = func(Event) {}
-	}
+	notify = serial(notify)
 	ts, err := datasets.NewTaskSampler(d, datasets.TaskSettings{Ways: cfg.Ways, Shots: cfg.Shots, Queries: cfg.Queries,
 		Classes: split.Novel, Index: split.NovelIndex})
 	if err != nil {
@@ -697,6 +697,7 @@ func EvaluateTransfer(ctx context.Context, cfg Config, d *datasets.Dataset, spli
 			}
 			var a float64
 			var err error
+			t0 := time.Now()
 			if failHook != nil {
 				err = failHook(r, m)
 			}
@@ -718,8 +719,14 @@ func EvaluateTransfer(ctx context.Context, cfg Config, d *datasets.Dataset, spli
 				a = math.NaN()
 			}
 			accs[m][r] = a
+			notify(UnitDone{Repeat: r, Method: m, Accuracy: a, Seconds: time.Since(t0).Seconds(), Err: rec.MethodErrors[m]})
 		}
 		recs[r] = rec
+		done := map[string]float64{}
+		for _, m := range methods {
+			done[m] = accs[m][r]
+		}
+		notify(RepeatDone{Repeat: r, Episode: rec, Accuracy: done})
 		return nil
 	})
 	if err != nil {
@@ -804,7 +811,8 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 	}
 	methods := cfg.transferMethods()
 	objectives := transferObjectives(cfg, methods)
-	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: len(objectives), Steps: cfg.Train.Steps, Methods: methods})
+	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: len(objectives), Steps: cfg.Train.Steps,
+		Methods: methods, Tasks: cfg.Repeats})
 	defer func() { notify(Finished{Results: res, Err: err}) }()
 	notify(Message{fmt.Sprintf("transfer: %s, %d base classes (%d training samples%s), %d validation classes (%s, %d samples), %d novel classes (%d samples)",
 		cfg.Dataset, len(split.Base), len(split.TrainIndex), map[bool]string{true: ", rotated ×4"}[cfg.Data.RotateClasses],

@@ -119,13 +119,19 @@ func TestTransferConfigDefaultsAndErrors(t *testing.T) {
 func TestTransferEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	cfg := transferConfig(t)
-	var steps, vals int
+	var steps, vals, units, tasks, announced int
 	res, err := Run(t.Context(), cfg, Options{OutDir: dir, Observer: func(e Event) {
-		switch e.(type) {
+		switch e := e.(type) {
+		case Started:
+			announced = e.Evaluations() * len(e.Methods)
 		case TransferStep:
 			steps++
 		case Validated:
 			vals++
+		case UnitDone:
+			units++
+		case RepeatDone:
+			tasks++
 		}
 	}})
 	if err != nil {
@@ -133,6 +139,11 @@ func TestTransferEndToEnd(t *testing.T) {
 	}
 	if steps != 2*cfg.Train.Steps || vals != 2*3 {
 		t.Fatalf("%d step events, %d validations; want %d and 6", steps, vals, 2*cfg.Train.Steps)
+	}
+	// The progress bar's evaluation work: one unit per method and task,
+	// announced up front and reported as it is done.
+	if want := cfg.Repeats * len(TransferMethods()); units != want || announced != want || tasks != cfg.Repeats {
+		t.Fatalf("%d unit events of %d announced, %d tasks done; want %d units and %d tasks", units, announced, tasks, want, cfg.Repeats)
 	}
 	for _, m := range TransferMethods() {
 		r, ok := res.Methods[m]

@@ -209,13 +209,30 @@ func TestReporterTransferTable(t *testing.T) {
 	done := experiment.TransferOutcome{Results: &experiment.Results{Methods: map[string]experiment.MethodResult{}}}
 	for i, name := range []string{"omniglot-5w1s", "omniglot-5w5s"} {
 		r.Observe(experiment.CellStarted{Name: name})
-		r.Observe(experiment.Started{Repeats: 2, Steps: 3, Methods: []string{"drknn", "proto_net"}})
+		r.Observe(experiment.Started{Repeats: 2, Steps: 3, Methods: []string{"drknn", "proto_net"}, Tasks: 5})
 		if i == 0 {
 			for s := 1; s <= 3; s++ {
 				for _, obj := range []string{"drknn", "proto"} {
 					c.at(float64(s))
 					r.Observe(experiment.TransferStep{Objective: obj, Stats: train.StepStats{Step: s}})
 				}
+			}
+			// Evaluation: 5 tasks × 2 methods, 0.5 s each; after two tasks
+			// the estimate is the six units left at their measured cost.
+			at := 3.0
+			for task := range 2 {
+				for _, m := range []string{"drknn", "proto_net"} {
+					at += 0.5
+					c.at(at)
+					r.Observe(experiment.UnitDone{Repeat: task, Method: m, Accuracy: 0.5, Seconds: 0.5})
+				}
+				r.Observe(experiment.RepeatDone{Repeat: task})
+			}
+			if p := r.prog; p.units != 10 || p.doneUnits != 4 {
+				t.Fatalf("evaluation: %d of %d units done, want 4 of 10", p.doneUnits, p.units)
+			}
+			if eta, known, ok := r.prog.eta(); !ok || !known || eta <= 0 {
+				t.Fatalf("no estimate during the evaluation: %v %v %v", eta, known, ok)
 			}
 		}
 		r.Observe(experiment.Finished{})
@@ -224,7 +241,7 @@ func TestReporterTransferTable(t *testing.T) {
 		}
 		done.Cell = experiment.TransferCell{Dataset: "omniglot", Ways: 5, Shots: []int{1, 5}[i]}
 		r.Observe(experiment.TransferCellDone{Outcome: done})
-		if p := r.prog; p.remaining() != 0 || p.steps != 6*(i+1) || p.units != 4*(i+1) {
+		if p := r.prog; p.remaining() != 0 || p.steps != 6*(i+1) || p.units != 10*(i+1) {
 			t.Fatalf("cell %d: %d/%d steps, %d/%d units", i, p.doneSteps, p.steps, p.doneUnits, p.units)
 		}
 	}

@@ -107,7 +107,7 @@ func (r *Reporter) Observe(e experiment.Event) {
 		for _, c := range e.Cells {
 			r.table[c.Name] = c
 			if r.prog != nil {
-				r.prog.add(c.Repeats*(c.Steps+c.CVSteps), c.Repeats, c.Methods)
+				r.prog.add(c.Repeats*(c.Steps+c.CVSteps), c.Evaluations(), c.Methods)
 			}
 		}
 	case experiment.CellStarted:
@@ -130,14 +130,14 @@ func (r *Reporter) Observe(e experiment.Event) {
 			}
 			r.prog = r.newProgress()
 			if r.prog != nil {
-				r.prog.add(e.Repeats*(e.Steps+e.CVSteps), e.Repeats, e.Methods)
+				r.prog.add(e.Repeats*(e.Steps+e.CVSteps), e.Evaluations(), e.Methods)
 				r.prog.draw(true)
 			}
 		} else if _, planned := r.table[r.cell]; !planned && r.prog != nil && r.cell != "" {
 			// The transfer table learns its work cell by cell.
-			plan := experiment.CellPlan{Name: r.cell, Repeats: e.Repeats, Steps: e.Steps, CVSteps: e.CVSteps, Methods: e.Methods}
+			plan := experiment.CellPlan{Name: r.cell, Repeats: e.Repeats, Steps: e.Steps, CVSteps: e.CVSteps, Methods: e.Methods, Tasks: e.Tasks}
 			r.table[r.cell] = plan
-			r.prog.add(plan.Repeats*(plan.Steps+plan.CVSteps), plan.Repeats, plan.Methods)
+			r.prog.add(plan.Repeats*(plan.Steps+plan.CVSteps), plan.Evaluations(), plan.Methods)
 		}
 	case experiment.Validated:
 		if r.val == nil {
@@ -206,14 +206,14 @@ func (r *Reporter) settle(o experiment.CellOutcome) {
 	}
 	p := r.prog
 	if o.Results == nil || o.Reused {
-		p.add(-plan.Repeats*(plan.Steps+plan.CVSteps), -plan.Repeats, plan.Methods)
+		p.add(-plan.Repeats*(plan.Steps+plan.CVSteps), -plan.Evaluations(), plan.Methods)
 		p.draw(false)
 		return
 	}
 	p.doneSteps = max(p.doneSteps, r.mark.steps+plan.Repeats*(plan.Steps+plan.CVSteps))
-	p.doneUnits = max(p.doneUnits, r.mark.units+plan.Repeats*len(plan.Methods))
+	p.doneUnits = max(p.doneUnits, r.mark.units+plan.Evaluations()*len(plan.Methods))
 	for _, m := range plan.Methods {
-		p.unitsLeft[m] = min(p.unitsLeft[m], max(r.mark.left[m]-plan.Repeats, 0))
+		p.unitsLeft[m] = min(p.unitsLeft[m], max(r.mark.left[m]-plan.Evaluations(), 0))
 	}
 }
 
