@@ -80,8 +80,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := experiment.PrepareRunDir(dir, *resume, *force); err != nil {
 		return cli.Usage(err)
 	}
-	if _, err := experiment.RemoveTemps(dir); err != nil {
+	n, err := experiment.RemoveTemps(dir)
+	if err != nil {
 		return err
+	}
+	if n > 0 {
+		fmt.Fprintf(stderr, "removed %d stale temporary file(s) of an interrupted write under %s\n", n, dir)
 	}
 	rep := &cli.Reporter{Term: stderr, Bar: true}
 	opts := experiment.TableOptions{OutDir: dir, ConfigDir: *configs, Quick: *quick, Sets: sets, Observer: rep.Observe,
@@ -90,7 +94,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		opts.Only = strings.Split(*only, ",")
 	}
 	file := "table.md"
-	var err error
 	if *transfer {
 		file = "transfer.md"
 		_, err = experiment.RunTransferTable(ctx, opts)

@@ -149,9 +149,16 @@ func TestResumeAndHeader(t *testing.T) {
 	if err := os.Remove(old); err != nil {
 		t.Fatal(err)
 	}
+	stale := filepath.Join(out, ".table.md.tmp-12345") // a write killed mid-way
+	if err := os.WriteFile(stale, []byte("half a table"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	code, _, se := table(t, append(args, "-resume")...)
 	if code != 0 {
 		t.Fatalf("-resume: exit %d: %s", code, se)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) || !strings.Contains(se, "removed 1 stale temporary file(s) of an interrupted write under "+out) {
+		t.Fatalf("stale temporary: %v; stderr %q", err, se)
 	}
 	after, err := os.ReadFile(done)
 	if err != nil || !bytes.Equal(before, after) {
