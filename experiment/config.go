@@ -270,16 +270,27 @@ func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 	return cfg, nil
 }
 
+// KeyError is a setting Validate refuses: the key, its value and why.
+type KeyError struct {
+	Key   string // dotted, as in -set: "train.lr"
+	Value any
+	Why   string
+}
+
+func (e *KeyError) Error() string { return fmt.Sprintf("key %s = %v: %s", e.Key, e.Value, e.Why) }
+
+func badKey(key string, v any, why string) error { return &KeyError{Key: key, Value: v, Why: why} }
+
 // setFor names the -set argument that gave the key an error is about
-// (`-set "ways=1": `), or "" when the file gave it.
+// (`-set "ways=1": `), or "" when the file gave it or the error names no
+// key.
 func setFor(err error, overrides []string) string {
-	var key string
-	if _, e := fmt.Sscanf(err.Error(), "key %s", &key); e != nil {
+	var ke *KeyError
+	if !errors.As(err, &ke) {
 		return ""
 	}
-	key = strings.TrimSuffix(key, ":")
 	for i := len(overrides) - 1; i >= 0; i-- { // the last one wins
-		if k, _, ok := strings.Cut(overrides[i], "="); ok && strings.TrimSpace(k) == key {
+		if k, _, ok := strings.Cut(overrides[i], "="); ok && strings.TrimSpace(k) == ke.Key {
 			return fmt.Sprintf("-set %q: ", overrides[i])
 		}
 	}
@@ -489,9 +500,7 @@ func zeroLines(n *yaml.Node) {
 func (c *Config) Validate() error { return configErr(c.validate()) }
 
 func (c *Config) validate() error {
-	bad := func(key string, v any, why string) error {
-		return fmt.Errorf("key %s = %v: %s", key, v, why)
-	}
+	bad := badKey
 	switch c.Dataset {
 	case "mnist", "cifar10", "omniglot", "lung-cancer", "covid-ct", "miniimagenet",
 		"synthetic-images", "synthetic-gauss", "synthetic-swissroll", "imagefolder", "csv", "npy":

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,6 +89,12 @@ func TestParseConfigErrorsNameTheKey(t *testing.T) {
 		if !strings.Contains(msg, c.want) || !strings.HasPrefix(msg, "x.yaml: ") || strings.Contains(msg, "\n") || strings.Contains(msg, "line 0") {
 			t.Errorf("%q %q: error %q, want one line starting with the file and containing %q", c.src, c.set, msg, c.want)
 		}
+	}
+	// A refused setting is a *KeyError naming the key, whatever its text.
+	_, err := ParseConfig("x.yaml", []byte("dataset: mnist\n"), []string{"ways=3", "train.lr=-1"})
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.Key != "train.lr" || ke.Value != -1.0 || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `-set "train.lr=-1": key train.lr = -1`) {
+		t.Fatalf("error %v (%+v), want a KeyError for train.lr naming its -set", err, ke)
 	}
 }
 

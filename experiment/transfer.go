@@ -119,7 +119,7 @@ func (c *Config) transferDefaults(hasKey func(string) bool) {
 // validateTransfer checks what the transfer protocol needs; the shared
 // keys are checked by validate.
 func (c *Config) validateTransfer() error {
-	bad := func(key string, v any, why string) error { return fmt.Errorf("key %s = %v: %s", key, v, why) }
+	bad := badKey
 	t := &c.Transfer
 	if c.Data.Standardize != "" && c.Data.Standardize != "none" {
 		return bad("data.standardize", c.Data.Standardize, "protocol transfer feeds the base-class network raw inputs; it does not standardise")
