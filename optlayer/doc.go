@@ -36,7 +36,10 @@
 // Every Result carries a certificate for the LP itself (not the regularised
 // problem): LowerBound from the LP dual at the final (α, λ), Objective from a
 // feasible P obtained by rounding the regularised plan (exact column sums,
-// then mixing with the zero-cost plan until the budget holds). Solve stops
+// then mixing with the zero-cost plan until the budget holds), or from the
+// pooled LFD (every P_m uniform on all n points), tried before the first
+// iteration: when some plan moves every class there within its budget, the
+// LP value is 1 and that P is certified with gap 0 (pooled.go). Solve stops
 // when (Objective − LowerBound)/LowerBound ≤ Settings.Tol and the
 // regularised residual is ≤ Settings.RegTol. If the regularised optimum at
 // ε is not within Tol of the LP value, ε is lowered further for the

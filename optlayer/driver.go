@@ -80,7 +80,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	// the pooled candidate (pooled.go): when it is within every budget the
 	// LP value is 1 and the certificate holds before the first iteration
 	if !cfg.noPooled {
-		s.pooledAnswer(res, cfg.plans)
+		s.pooledAnswer(res, cfg.plans, in.n > candFull || cfg.pooledTransport)
 	}
 	Ptmp := make([]float64, in.m*in.n)
 	var snap *state

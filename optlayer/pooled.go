@@ -15,38 +15,39 @@ package optlayer
 //	    = (1 − n_m/n) · (mean cost from class m to the other classes).
 //
 // When S_m ≤ ϑ_m for every class, P_m = 1/n is an LP optimum with gap 0,
-// found in one pass over the costs. The regularised problem at ε still has
+// found in one pass over the costs. Above candFull, a class whose even
+// spread exceeds its budget gets a second chance: a near-optimal transport
+// of the same masses (pooledot.go). The regularised problem at ε still has
 // a dense plan there, and its rounding is not within Tol of 1 until ε is far
 // below the target (Phase C of the driver, on n² entries): the candidate
-// ends that. It never changes PReg, Dual or the backward pass; with LPOnly
-// the solve stops after its first ε stage.
+// ends that. It is taken only when it certifies, never changes PReg, Dual or
+// the backward pass, and with LPOnly the solve stops after its first ε
+// stage.
+
+import (
+	"cmp"
+	"slices"
+)
 
 // pooledSlack is the relative margin by which S_m must stay below ϑ_m: it
 // covers the rounding of the n² additions behind S_m (≤ 2n·2⁻⁵³ relative).
 const pooledSlack = 1e-9
 
-// pooledWeights returns, for every class m, the mass w_m that the pooled
-// plan moves from each point j of class m to each point i outside it, and
-// whether the pooled plan meets every budget.
-func (s *solver) pooledWeights() (w []float64, ok bool) {
+// pooledWeights returns, for every class m, the mass w_m that the even
+// spread moves from each point j of class m to each point i outside it.
+func (s *solver) pooledWeights() []float64 {
 	n, M := s.n, s.M
-	w = make([]float64, M)
+	w := make([]float64, M)
 	for m := 0; m < M; m++ {
 		nm := s.off[m+1] - s.off[m]
 		if nm < n {
 			w[m] = (s.ninv[m] - 1/float64(n)) / float64(n-nm)
 		}
 	}
-	cost := s.pooledCosts(w)
-	for m, S := range cost {
-		if S > s.theta[m]*(1-pooledSlack) && S > 0 {
-			return w, false
-		}
-	}
-	return w, true
+	return w
 }
 
-// pooledCosts returns S_m, the cost of class m's pooled plan with weights
+// pooledCosts returns S_m, the cost of class m's even spread with weights
 // w, in one row-major pass over the costs.
 func (s *solver) pooledCosts(w []float64) []float64 {
 	n, M := s.n, s.M
@@ -70,11 +71,69 @@ func (s *solver) pooledCosts(w []float64) []float64 {
 	return tot
 }
 
+// within reports whether a plan of cost S meets class m's budget.
+func (s *solver) within(m int, S float64) bool {
+	return S <= s.theta[m]*(1-pooledSlack) || S <= 0
+}
+
+// pooledFeasible decides how each class reaches the pooled LFD: by the even
+// spread w (blocks[m] == nil) or, with transport, by a transport block
+// (pooledot.go) where the spread exceeds the budget. It reports false when
+// some class cannot be shown to reach it within its budget. The blocks are
+// kept only with keep (for the plans).
+func (s *solver) pooledFeasible(transport, keep bool) (w []float64, blocks []*transportBlock, ok bool) {
+	w = s.pooledWeights()
+	S := s.pooledCosts(w)
+	var over []int
+	for m, x := range S {
+		if !s.within(m, x) {
+			if !transport || s.zero[m] {
+				return nil, nil, false
+			}
+			over = append(over, m)
+		}
+	}
+	if len(over) == 0 {
+		return w, nil, true
+	}
+	// the cheap bound first, for every class; then the worst class's
+	// transport, so that a failure costs as little as possible
+	nb := make([]float64, s.M)
+	for _, m := range over {
+		if nb[m] = s.nearestBound(m); !s.within(m, nb[m]) {
+			return nil, nil, false
+		}
+	}
+	slices.SortStableFunc(over, func(a, b int) int { return cmp.Compare(nb[b]/s.theta[b], nb[a]/s.theta[a]) })
+	blocks = make([]*transportBlock, s.M)
+	var buf []float64 // one kernel buffer for every class, unless the blocks are kept
+	if !keep {
+		size := 0
+		for _, m := range over {
+			nm := s.off[m+1] - s.off[m]
+			size = max(size, nm*(s.n-nm))
+		}
+		buf = make([]float64, size)
+	}
+	for _, m := range over {
+		t := s.transport(m, buf)
+		if t == nil || !s.within(m, t.cost(s.in.cost, s.n, nil)) {
+			return nil, nil, false
+		}
+		if keep {
+			blocks[m] = t
+		}
+	}
+	return w, blocks, true
+}
+
 // pooledAnswer writes the pooled candidate into res (P_m = 1/n, its
 // objective, and with plans its transport plans) when it meets every
-// budget, and reports whether it did.
-func (s *solver) pooledAnswer(res *Result, plans bool) bool {
-	w, ok := s.pooledWeights()
+// budget, and reports whether it did. transport allows the transport
+// blocks of pooledot.go (large problems only: below candFull the solver's
+// dense path is as cheap as the Sinkhorn iterations).
+func (s *solver) pooledAnswer(res *Result, plans, transport bool) bool {
+	w, blocks, ok := s.pooledFeasible(transport, plans)
 	if !ok {
 		return false
 	}
@@ -85,22 +144,29 @@ func (s *solver) pooledAnswer(res *Result, plans bool) bool {
 	}
 	res.Objective = float64(n) * q // Σ_i max_m P_m(i), rounded once
 	if plans {
-		res.Plans = s.pooledPlans(w)
+		res.Plans = s.pooledPlans(w, blocks)
 	}
 	return true
 }
 
 // pooledPlans materialises the pooled plans in the n×n layout of Plans.
-func (s *solver) pooledPlans(w []float64) [][]float64 {
+func (s *solver) pooledPlans(w []float64, blocks []*transportBlock) [][]float64 {
 	n, M := s.n, s.M
 	labels := s.in.labels
 	q := 1 / float64(n)
 	dst := make([][]float64, M)
 	for m := range dst {
 		pm := make([]float64, n*n)
+		for _, j := range s.order[s.off[m]:s.off[m+1]] {
+			pm[j*n+j] = q
+		}
+		if blocks != nil && blocks[m] != nil {
+			blocks[m].cost(s.in.cost, n, pm)
+			dst[m] = pm
+			continue
+		}
 		for i := 0; i < n; i++ {
 			if labels[i] == m {
-				pm[i*n+i] = q
 				continue
 			}
 			for _, j := range s.order[s.off[m]:s.off[m+1]] {

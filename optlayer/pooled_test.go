@@ -46,7 +46,7 @@ func TestPooledWide(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := newSolver(in).pooledWeights(); !ok {
+		if _, _, ok := newSolver(in).pooledFeasible(false, false); !ok {
 			t.Fatalf("seed %d: the pooled plan exceeds a budget", seed)
 		}
 		// the solve may still replace the pooled P by a rounded plan whose
@@ -114,7 +114,7 @@ func TestPooledThreshold(t *testing.T) {
 		}
 		S := pooledCostRef(p, in.cost)
 		s := newSolver(in)
-		w, _ := s.pooledWeights()
+		w := s.pooledWeights()
 		for m, x := range s.pooledCosts(w) {
 			if math.Abs(x-S[m]) > 1e-12*S[m] {
 				t.Fatalf("trial %d: S_%d = %.15g, want %.15g", trial, m, x, S[m])
@@ -133,9 +133,88 @@ func TestPooledThreshold(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := newSolver(in).pooledWeights(); ok {
+		if _, _, ok := newSolver(in).pooledFeasible(false, false); ok {
 			t.Fatalf("trial %d: the candidate was accepted with a radius below its plan's cost", trial)
 		}
 		checkAgainstLP(t, "below", p, nil)
 	}
+}
+
+// Radii below the even spread's cost: the transport blocks (pooledot.go)
+// still reach the pooled LFD when the exact LP value is 1. Their plans are
+// checked entry by entry (marginals, budgets) and the answer against the
+// exact LP; where they are not accepted the solver's answer must still
+// bracket the LP value.
+func TestPooledTransport(t *testing.T) {
+	accepted := 0
+	for trial := 0; trial < 8; trial++ {
+		rng := rand.New(rand.NewSource(int64(trial)))
+		n, M := 14+rng.Intn(8), 2+rng.Intn(3)
+		p := overlapProblem(int64(trial), n, M, 4, 1)
+		in, err := p.instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		S := pooledCostRef(p, in.cost)
+		f := []float64{0.75, 0.9}[trial%2]
+		p.Theta = make([]float64, M)
+		for m := range p.Theta {
+			p.Theta[m] = f * S[m]
+		}
+		if in, err = p.instance(); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := (&Settings{Plans: true}).config(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.pooledTransport = true
+		_, blocks, ok := newSolver(in).pooledFeasible(true, true)
+		r := solveInstance(in, cfg)
+		checkFeasible(t, p, r) // with the plans: marginals and budgets
+		v := exactLP(t, p)
+		if r.Status != Optimal || r.LowerBound > v+1e-9 || r.Objective < v-1e-9 {
+			t.Fatalf("trial %d: status %d, bounds [%v, %v] around LP %v", trial, r.Status, r.LowerBound, r.Objective, v)
+		}
+		t.Logf("trial %d: n %d, M %d, ϑ = %g × the spread's cost: LP %.6f, transport accepted %v", trial, n, M, f, v, ok)
+		if !ok {
+			continue
+		}
+		accepted++
+		used := 0
+		for _, b := range blocks {
+			if b != nil {
+				used++
+			}
+		}
+		if used == 0 || math.Abs(v-1) > 1e-9 || math.Abs(r.Objective-1) > 1e-12 || r.RelGap != 0 {
+			t.Fatalf("trial %d: %d transport blocks, LP %v, objective %v, rel gap %v", trial, used, v, r.Objective, r.RelGap)
+		}
+	}
+	t.Logf("transport accepted in %d of 8 trials", accepted)
+	if accepted < 4 {
+		t.Fatalf("the transport was accepted in %d of 8 trials: nothing tested", accepted)
+	}
+}
+
+// A wide instance above candFull at 0.7 × the median cost (the even spread
+// exceeds the budgets there): LPOnly ends at the pooled answer.
+func TestPooledTransportLarge(t *testing.T) {
+	p := hardProblem("wide", 4, candFull+100, 10)
+	p.Theta[0] *= 0.7
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := newSolver(in).pooledFeasible(false, false); ok {
+		t.Fatal("the even spread meets the budgets: nothing tested")
+	}
+	r, err := Solve(p, &Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != Optimal || math.Abs(r.Objective-1) > 1e-12 || r.LowerBound != 1 {
+		t.Fatalf("status %d, bounds [%v, %v]", r.Status, r.LowerBound, r.Objective)
+	}
+	checkFeasible(t, p, r)
 }

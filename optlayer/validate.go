@@ -149,7 +149,7 @@ type config struct {
 	serial                     bool                               // no goroutines inside one solve (SolveBatch with workers > 1)
 	forceCG                    bool                               // tests only: iterative backward solve
 	denseStart, noSlack        bool                               // tests only: every entry a candidate at the start; no rank-one slack classes
-	noPooled                   bool                               // tests only: no pooled candidate (pooled.go)
+	noPooled, pooledTransport  bool                               // tests only: no pooled candidate (pooled.go); its transport blocks at any n
 }
 
 // Defaults used when a Settings field is zero.
