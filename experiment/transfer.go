@@ -47,6 +47,10 @@ type TransferConfig struct {
 	Shots    int `yaml:"shots" json:"shots"`       // supports per class for the anchor (default 5)
 	Queries  int `yaml:"queries" json:"queries"`   // queries per class for the anchor (default 5)
 	Episodes int `yaml:"episodes" json:"episodes"` // episodes per step (default 1)
+	// MinisetWays is the number of an episode's classes each of Dr.k-NN's
+	// mini-sets covers (0: all Ways). The episodes, and so the anchor's
+	// training, do not change with it.
+	MinisetWays int `yaml:"miniset_ways" json:"miniset_ways"`
 	// DecayEvery and DecayFactor: the learning rate is multiplied by
 	// DecayFactor every DecayEvery steps (0: constant; factor default 0.5).
 	DecayEvery  int     `yaml:"decay_every" json:"decay_every"`
@@ -185,9 +189,16 @@ func (c *Config) validateTransfer() error {
 	if len(c.Train.Theta) != 1 {
 		return bad("train.theta", c.Train.Theta, "the transfer protocol's episodes change classes: give one radius")
 	}
-	pool := t.Ways * (t.Shots + t.Queries)
-	if s := c.Train.MinisetSize; s != 0 && (s < t.Ways || s > pool) {
-		return bad("train.miniset_size", s, fmt.Sprintf("want %d…%d (transfer.ways to the episode's ways × (shots + queries)), or 0 for all", t.Ways, pool))
+	if t.MinisetWays != 0 && (t.MinisetWays < 2 || t.MinisetWays > t.Ways) {
+		return bad("transfer.miniset_ways", t.MinisetWays, fmt.Sprintf("want 2…%d (transfer.ways), or 0 for all the episode's classes", t.Ways))
+	}
+	w := t.Ways
+	if t.MinisetWays > 0 {
+		w = t.MinisetWays
+	}
+	pool := w * (t.Shots + t.Queries)
+	if s := c.Train.MinisetSize; s != 0 && (s < w || s > pool) {
+		return bad("train.miniset_size", s, fmt.Sprintf("want %d…%d (a mini-set's ways to its ways × (shots + queries)), or 0 for all", w, pool))
 	}
 	for _, m := range c.Eval.Methods {
 		if !slices.Contains(TransferMethods(), m) {
@@ -336,7 +347,7 @@ func (c *Config) EpisodicSettings(objective string) train.EpisodicSettings {
 		return s
 	}
 	s.Shots = t.Shots + t.Queries // the same samples as the anchor's episode
-	s.Minisets, s.MinisetSize = c.Train.Minisets, c.Train.MinisetSize
+	s.Minisets, s.MinisetSize, s.MinisetWays = c.Train.Minisets, c.Train.MinisetSize, t.MinisetWays
 	ts := c.TrainSettings(c.Train.Theta, c.Seed, s.Ways*s.Shots)
 	s.LFD = ts.LFD
 	s.LFD.Workers = c.workers()
@@ -364,8 +375,12 @@ func trainKey(cfg Config, objective string, s *datasets.TransferSplit) string {
 }
 
 func (t TransferConfig) key() string {
-	return fmt.Sprintf("%d/%d/%d/%d decay %d×%g val %d/%d/%d×%d", t.Ways, t.Shots, t.Queries, t.Episodes, t.DecayEvery, t.DecayFactor,
+	k := fmt.Sprintf("%d/%d/%d/%d decay %d×%g val %d/%d/%d×%d", t.Ways, t.Shots, t.Queries, t.Episodes, t.DecayEvery, t.DecayFactor,
 		t.ValidateEvery, t.ValWays, t.ValShots, t.ValTasks)
+	if t.MinisetWays != 0 { // absent when 0: the keys of earlier trainings stay valid
+		k += fmt.Sprintf(" miniset ways %d", t.MinisetWays)
+	}
+	return k
 }
 
 // trainState is what a transfer checkpoint carries besides the trainer's

@@ -101,11 +101,34 @@ func TestTransferConfigDefaultsAndErrors(t *testing.T) {
 		{[]string{"protocol=episodes"}, "for protocol transfer"},
 		{[]string{"transfer.decay_factor=1.5"}, "transfer.decay_factor"},
 		{[]string{"data.standardize=relevance"}, "does not standardise"},
+		{[]string{"transfer.miniset_ways=1"}, "transfer.miniset_ways"},
+		{[]string{"transfer.miniset_ways=4"}, "transfer.miniset_ways"},
+		{[]string{"transfer.miniset_ways=2", "train.miniset_size=9"}, "train.miniset_size"},
 	} {
 		_, err := ParseConfig("t.yaml", []byte(transferYAML), c.sets)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrConfig) {
 			t.Errorf("%v: error %v, want one naming %q", c.sets, err, c.want)
 		}
+	}
+}
+
+// TestTransferMinisetWays: transfer.miniset_ways reaches Dr.k-NN's
+// mini-sets only (the anchor's settings, and so its episodes, are those of
+// the full episode), and the training key names it only when it is set, so
+// the keys of trainings from before the setting stay valid.
+func TestTransferMinisetWays(t *testing.T) {
+	cfg := transferConfig(t, "transfer.miniset_ways=2")
+	if s := cfg.EpisodicSettings(train.ObjectiveDrKNN); s.MinisetWays != 2 || s.Ways != 3 {
+		t.Fatalf("drknn settings: miniset ways %d, ways %d", s.MinisetWays, s.Ways)
+	}
+	if s := cfg.EpisodicSettings(train.ObjectiveProto); s.MinisetWays != 0 || s.Ways != 3 {
+		t.Fatalf("anchor settings: miniset ways %d, ways %d", s.MinisetWays, s.Ways)
+	}
+	if k := transferConfig(t).Transfer.key(); strings.Contains(k, "miniset") {
+		t.Fatalf("key without the setting names it: %q", k)
+	}
+	if k := cfg.Transfer.key(); !strings.Contains(k, "miniset ways 2") {
+		t.Fatalf("key %q does not name miniset ways 2", k)
 	}
 }
 

@@ -44,9 +44,15 @@ type EpisodicSettings struct {
 	Queries     int // proto: queries per class (drknn: must be 0)
 	Episodes    int // episodes per step (0 = 1)
 	// Minisets is the number of mini-sets drawn from each episode and
-	// MinisetSize their size n′ (0 = all Ways·Shots samples) (drknn).
+	// MinisetSize their size n′ (0 = all MinisetWays·Shots samples of
+	// their classes) (drknn).
 	Minisets    int
 	MinisetSize int
+	// MinisetWays is the number of the episode's classes each mini-set
+	// covers (drknn; 0 = all Ways): each mini-set draws that many of the
+	// episode's classes at random, then its n′ samples from them. The
+	// episodes, and so the batch, stay those of Ways classes (the anchor's).
+	MinisetWays int
 	// LFD is the layer of the drknn objective (radii, metric, cost
 	// normalisation, solver, goroutines over the mini-sets).
 	LFD gop.Settings
@@ -101,14 +107,28 @@ func (s EpisodicSettings) validate(shape []int) error {
 		if s.Minisets < 1 {
 			return bad("minisets", s.Minisets)
 		}
-		if s.MinisetSize != 0 && (s.MinisetSize < s.Ways || s.MinisetSize > s.Ways*s.Shots) {
-			return bad(fmt.Sprintf("miniset size (want %d…%d, or 0 for all)", s.Ways, s.Ways*s.Shots), s.MinisetSize)
+		if s.MinisetWays != 0 && (s.MinisetWays < 2 || s.MinisetWays > s.Ways) {
+			return bad(fmt.Sprintf("miniset ways (want 2…%d, or 0 for all)", s.Ways), s.MinisetWays)
 		}
+		w := s.minisetWays()
+		if s.MinisetSize != 0 && (s.MinisetSize < w || s.MinisetSize > w*s.Shots) {
+			return bad(fmt.Sprintf("miniset size (want %d…%d, or 0 for all)", w, w*s.Shots), s.MinisetSize)
+		}
+	} else if s.MinisetWays != 0 {
+		return bad("miniset ways (the prototypical loss has no mini-sets; want 0)", s.MinisetWays)
 	}
 	if s.Rotate && (len(shape) != 3 || shape[1] != shape[2]) {
 		return fmt.Errorf("train: rotated classes need square images, not samples of shape %v", shape)
 	}
 	return s.Augment.Validate(shape)
+}
+
+// minisetWays is the number of classes of a mini-set.
+func (s EpisodicSettings) minisetWays() int {
+	if s.MinisetWays == 0 {
+		return s.Ways
+	}
+	return s.MinisetWays
 }
 
 // LRAt is the learning rate of step t (1-based).
@@ -173,7 +193,10 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 		return nil, fmt.Errorf("train: %d-way episodes from %d training classes", s.Ways, t.sampler.Classes())
 	}
 	if s.Objective == ObjectiveDrKNN {
-		labels := make([]int, s.Ways*s.Shots)
+		// The sampler draws from the positions of minisetWays classes of
+		// Shots samples; miniSets maps them onto the episode's classes.
+		w := s.minisetWays()
+		labels := make([]int, w*s.Shots)
 		for i := range labels {
 			labels[i] = i / s.Shots
 		}
@@ -181,7 +204,7 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 		if size == 0 {
 			size = len(labels)
 		}
-		if t.mini, err = datasets.NewMiniSetSampler(labels, s.Ways, size); err != nil {
+		if t.mini, err = datasets.NewMiniSetSampler(labels, w, size); err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}
 	}
@@ -283,17 +306,7 @@ func (t *EpisodicTrainer) Step() (StepStats, error) {
 	}
 	var sets []gop.MiniSet
 	if t.s.Objective == ObjectiveDrKNN {
-		per := t.s.Ways * t.s.Shots
-		for e := range eps {
-			for k := 0; k < t.s.Minisets; k++ {
-				ms := t.mini.Draw(rng)
-				idx := make([]int, len(ms.Index))
-				for j, p := range ms.Index {
-					idx[j] = e*per + p
-				}
-				sets = append(sets, gop.MiniSet{Index: idx, Labels: ms.Labels})
-			}
-		}
+		sets = t.miniSets(rng, len(eps))
 	}
 	if t.s.Augment.Enabled() {
 		for b := 0; b < t.batch; b++ {
@@ -335,6 +348,34 @@ func (t *EpisodicTrainer) Step() (StepStats, error) {
 	}
 	t.history = append(t.history, st)
 	return st, nil
+}
+
+// miniSets draws the mini-sets of a step's episodes (rows of the batch as
+// Step lays it out): Minisets per episode, each of MinisetWays of the
+// episode's classes (labels 0…MinisetWays−1 in the order drawn). With
+// MinisetWays 0 or Ways it draws nothing more from rng than the mini-sets
+// of all Ways classes did before the setting existed.
+func (t *EpisodicTrainer) miniSets(rng *rand.Rand, episodes int) []gop.MiniSet {
+	per := t.s.Ways * t.s.Shots
+	var sets []gop.MiniSet
+	for e := 0; e < episodes; e++ {
+		for k := 0; k < t.s.Minisets; k++ {
+			ms := t.mini.Draw(rng)
+			var classes []int // the episode's class of each mini-set label
+			if w := t.s.minisetWays(); w < t.s.Ways {
+				classes = rng.Perm(t.s.Ways)[:w]
+			}
+			idx := make([]int, len(ms.Index))
+			for j, p := range ms.Index {
+				if classes != nil {
+					p = classes[p/t.s.Shots]*t.s.Shots + p%t.s.Shots
+				}
+				idx[j] = e*per + p
+			}
+			sets = append(sets, gop.MiniSet{Index: idx, Labels: ms.Labels})
+		}
+	}
+	return sets
 }
 
 // protoEpisodes is the prototypical loss of a batch of episodes laid out as

@@ -257,18 +257,84 @@ func TestEpisodicBadSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, spoil := range map[string]func(s *EpisodicSettings){
-		"objective":       func(s *EpisodicSettings) { s.Objective = "cross-entropy" },
-		"decay factor":    func(s *EpisodicSettings) { s.DecayFactor = 2 },
-		"queries drknn":   func(s *EpisodicSettings) { s.Queries = 1 },
-		"miniset size":    func(s *EpisodicSettings) { s.MinisetSize = 2 },
-		"too many ways":   func(s *EpisodicSettings) { s.Ways, s.Rotate = 6, false },
-		"too many shots":  func(s *EpisodicSettings) { s.Shots = 13 },
-		"shift too large": func(s *EpisodicSettings) { s.Augment.Shift = 16 },
+		"objective":                  func(s *EpisodicSettings) { s.Objective = "cross-entropy" },
+		"decay factor":               func(s *EpisodicSettings) { s.DecayFactor = 2 },
+		"queries drknn":              func(s *EpisodicSettings) { s.Queries = 1 },
+		"miniset size":               func(s *EpisodicSettings) { s.MinisetSize = 2 },
+		"too many ways":              func(s *EpisodicSettings) { s.Ways, s.Rotate = 6, false },
+		"too many shots":             func(s *EpisodicSettings) { s.Shots = 13 },
+		"shift too large":            func(s *EpisodicSettings) { s.Augment.Shift = 16 },
+		"miniset ways 1":             func(s *EpisodicSettings) { s.MinisetWays = 1 },
+		"miniset ways 4":             func(s *EpisodicSettings) { s.MinisetWays = 4 },
+		"miniset size over its ways": func(s *EpisodicSettings) { s.MinisetWays, s.MinisetSize = 2, 7 },
+		"miniset ways proto": func(s *EpisodicSettings) {
+			s.Objective, s.Queries, s.Minisets, s.MinisetSize, s.MinisetWays = ObjectiveProto, 2, 0, 0, 2
+		},
 	} {
 		s := episodicSettings(ObjectiveDrKNN, 2)
 		spoil(&s)
 		if _, err := NewEpisodicTrainer(net, d, base, idx, s); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestEpisodicMinisetWays: with MinisetWays 2 of 3-way episodes every
+// mini-set covers exactly two of its episode's classes, its labels map one
+// to one onto them, and its rows lie in its episode's block of the batch;
+// the pairs of classes vary. MinisetWays = Ways trains bit-identically to
+// the default 0 (all classes), so existing trainings are unchanged.
+func TestEpisodicMinisetWays(t *testing.T) {
+	d, base, idx := episodicFixture(t)
+	s := episodicSettings(ObjectiveDrKNN, 3)
+	s.MinisetWays, s.MinisetSize, s.Minisets = 2, 0, 3
+	_, tr := newEpisodic(t, d, base, idx, s)
+	per := s.Ways * s.Shots
+	pairs := map[[2]int]bool{}
+	rng := rand.New(rand.NewSource(1))
+	for rep := 0; rep < 20; rep++ {
+		sets := tr.miniSets(rng, s.Episodes)
+		if len(sets) != s.Episodes*s.Minisets {
+			t.Fatalf("%d mini-sets, want %d", len(sets), s.Episodes*s.Minisets)
+		}
+		for k, ms := range sets {
+			if len(ms.Index) != 2*s.Shots {
+				t.Fatalf("mini-set %d has %d rows, want %d", k, len(ms.Index), 2*s.Shots)
+			}
+			ep := k / s.Minisets
+			class := map[int]int{} // mini-set label → episode class
+			seen := map[int]bool{}
+			for j, i := range ms.Index {
+				if i/per != ep || seen[i] {
+					t.Fatalf("mini-set %d (episode %d): row %d repeated or outside the episode", k, ep, i)
+				}
+				seen[i] = true
+				c := (i % per) / s.Shots
+				if l := ms.Labels[j]; l < 0 || l > 1 {
+					t.Fatalf("mini-set %d: label %d", k, l)
+				} else if old, ok := class[l]; ok && old != c {
+					t.Fatalf("mini-set %d: label %d on episode classes %d and %d", k, l, old, c)
+				}
+				class[ms.Labels[j]] = c
+			}
+			if len(class) != 2 || class[0] == class[1] {
+				t.Fatalf("mini-set %d: labels → classes %v", k, class)
+			}
+			pairs[[2]int{min(class[0], class[1]), max(class[0], class[1])}] = true
+		}
+	}
+	if len(pairs) != 3 {
+		t.Fatalf("pairs of classes drawn: %v, want all 3", pairs)
+	}
+
+	all := episodicSettings(ObjectiveDrKNN, 2)
+	same := all
+	same.MinisetWays = same.Ways
+	netA, trA := newEpisodic(t, d, base, idx, all)
+	netB, trB := newEpisodic(t, d, base, idx, same)
+	runEpisodic(t, trA, 2)
+	runEpisodic(t, trB, 2)
+	if !reflect.DeepEqual(weightBits(netA), weightBits(netB)) {
+		t.Fatal("MinisetWays = Ways trains differently from MinisetWays = 0")
 	}
 }
