@@ -487,6 +487,7 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 	}
 	var peak uint64
 	saved := tr.StepsDone()
+	saturated, warned := 0, false // consecutive drknn steps at the largest risk; warned once
 	for !tr.Done() {
 		if err := ctx.Err(); err != nil {
 			if tr.StepsDone() > saved {
@@ -501,6 +502,19 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 			return nil, nil, fmt.Errorf("%s: %w", objective, err)
 		}
 		notify(TransferStep{Objective: objective, Stats: stats, LR: s.LRAt(stats.Step)})
+		if objective == train.ObjectiveDrKNN && !warned {
+			if m := riskClasses(s); stats.Risk >= float64(m-1)-SaturatedRiskTol {
+				saturated++
+			} else {
+				saturated = 0
+			}
+			if saturated == SaturatedRiskSteps {
+				warned = true
+				notify(Message{fmt.Sprintf("%s: warning: the worst-case risk has been at its largest value, M − 1 = %d, for %d steps (step %d): "+
+					"train.theta = %v lets the adversary move every class onto the others, the gradient is zero and the embedding does not train; lower train.theta",
+					objective, riskClasses(s)-1, SaturatedRiskSteps, stats.Step, cfg.Train.Theta)})
+			}
+		}
 		if v := cfg.Transfer.ValidateEvery; tr.Done() || (v > 0 && stats.Step%v == 0) {
 			if err := validate(); err != nil {
 				return nil, nil, err
@@ -538,6 +552,26 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 	notify(Message{fmt.Sprintf("%s: %d steps in %.0f s (%.0f CPU-s), loss %.4f → %.4f, best validation %.4f at step %d",
 		objective, s.Steps, rec.Seconds, rec.CPUSeconds, rec.FirstLoss, rec.FinalLoss, st.BestAcc, st.BestStep)})
 	return best, rec, nil
+}
+
+// A Dr.k-NN training whose risk stays within SaturatedRiskTol of its
+// largest value M − 1 (M the classes of a mini-set) for SaturatedRiskSteps
+// consecutive steps logs a warning: the radius saturates the LFD (its value
+// is 1, every class spread over all the points), the gradient is zero and
+// nothing trains. Measured on CIFAR-10: ϑ = 1.0 with five-class mini-sets
+// and ϑ = 0.7 with two-class ones left the risk at exactly M − 1 for every
+// step (README, transfer results).
+const (
+	SaturatedRiskSteps = 20
+	SaturatedRiskTol   = 1e-6
+)
+
+// riskClasses is the number of classes of a Dr.k-NN mini-set.
+func riskClasses(s train.EpisodicSettings) int {
+	if s.MinisetWays > 0 {
+		return s.MinisetWays
+	}
+	return s.Ways
 }
 
 // validator scores a network on fixed tasks of the validation part.

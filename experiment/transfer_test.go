@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -129,6 +130,36 @@ func TestTransferMinisetWays(t *testing.T) {
 	}
 	if k := cfg.Transfer.key(); !strings.Contains(k, "miniset ways 2") {
 		t.Fatalf("key %q does not name miniset ways 2", k)
+	}
+}
+
+// TestTransferSaturatedRiskWarning: with a radius that lets the adversary
+// spread every class over all the points (ϑ = 5 × the mean cost) the risk
+// is M − 1 at every step and the training says so once; at the config's
+// ϑ = 0.5 it does not.
+func TestTransferSaturatedRiskWarning(t *testing.T) {
+	for _, c := range []struct {
+		theta string
+		warn  bool
+	}{{"train.theta=[5]", true}, {"train.theta=[0.5]", false}} {
+		cfg := transferConfig(t, c.theta, fmt.Sprintf("train.steps=%d", SaturatedRiskSteps+2), "transfer.validate_every=0")
+		d := transferData(t, cfg)
+		split, err := TransferSplitOf(cfg, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var warnings int
+		_, rec, err := TrainEmbedding(t.Context(), cfg, d, split, train.ObjectiveDrKNN, EmbeddingOptions{Observer: func(e Event) {
+			if m, ok := e.(Message); ok && strings.Contains(m.Text, "largest value") {
+				warnings++
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{true: 1}[c.warn]; warnings != want {
+			t.Errorf("%s: %d warnings, want %d (loss %v → %v)", c.theta, warnings, want, rec.FirstLoss, rec.FinalLoss)
+		}
 	}
 }
 
