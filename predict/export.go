@@ -208,11 +208,7 @@ func (s *Standardize) check(shape []int) error {
 		}
 		return nil
 	case "relevance":
-		size := 1
-		for _, v := range shape {
-			size *= v
-		}
-		if len(s.Weight) != size {
+		if size := prod(shape); len(s.Weight) != size {
 			return fmt.Errorf("episode.standardize: %d relevance weights for samples of %d values (input shape %v)", len(s.Weight), size, shape)
 		}
 		for j, w := range s.Weight {
@@ -232,11 +228,7 @@ func (s *Standardize) apply(x []float32, n int, shape []int) error {
 	}
 	switch s.Mode {
 	case "sample":
-		size := 1
-		for _, v := range shape {
-			size *= v
-		}
-		return datasets.StandardizeSamples(x, n, size)
+		return datasets.StandardizeSamples(x, n, prod(shape))
 	case "channel":
 		return datasets.StandardizeChannels(x, n, shape, s.Mean, s.SD)
 	case "relevance":

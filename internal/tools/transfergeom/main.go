@@ -213,16 +213,7 @@ func stats(net *model.Net, X []float32, labels []int, size int, idx []int, ls go
 	var risk float64
 	const eps = 20
 	for ep := 0; ep < eps; ep++ {
-		var rows []float64
-		var ml []int
-		for ci, c := range classes[:5] {
-			rs := byClass[c]
-			p := rng.Perm(len(rs))[:10]
-			for _, q := range p {
-				rows = append(rows, e[rs[q]*dim:(rs[q]+1)*dim]...)
-				ml = append(ml, ci)
-			}
-		}
+		rows, ml := drawEpisode(rng, e, dim, byClass, classes)
 		ix := make([]int, len(ml))
 		for i := range ix {
 			ix[i] = i
@@ -236,6 +227,19 @@ func stats(net *model.Net, X []float32, labels []int, size int, idx []int, ls go
 		norm, dead, pr, win/btw, cv, nn/m1, float64(ok)/float64(n), risk)
 }
 
+// drawEpisode draws a five-class episode of 10 embedded samples per class
+// (the first five of classes): their rows of e and labels 0…4.
+func drawEpisode(rng *rand.Rand, e []float64, dim int, byClass map[int][]int, classes []int) (rows []float64, labels []int) {
+	for ci, c := range classes[:5] {
+		rs := byClass[c]
+		for _, q := range rng.Perm(len(rs))[:10] {
+			rows = append(rows, e[rs[q]*dim:(rs[q]+1)*dim]...)
+			labels = append(labels, ci)
+		}
+	}
+	return rows, labels
+}
+
 // gradSplit: ∂risk/∂c (scale-free: × mean cost) on 10 episodes: mean over
 // within-class pairs, over cross-class pairs, and its correlation with the cost.
 func gradSplit(e []float64, dim int, byClass map[int][]int, classes []int, ls gop.Settings) string {
@@ -243,15 +247,7 @@ func gradSplit(e []float64, dim int, byClass map[int][]int, classes []int, ls go
 	var gw, gb, corr float64
 	const eps = 10
 	for ep := 0; ep < eps; ep++ {
-		var rows []float64
-		var ml []int
-		for ci, c := range classes[:5] {
-			rs := byClass[c]
-			for _, q := range rng.Perm(len(rs))[:10] {
-				rows = append(rows, e[rs[q]*dim:(rs[q]+1)*dim]...)
-				ml = append(ml, ci)
-			}
-		}
+		rows, ml := drawEpisode(rng, e, dim, byClass, classes)
 		n := len(ml)
 		c, err := optlayer.Costs(rows, n, dim, ls.Metric)
 		must(err)
