@@ -52,10 +52,17 @@ func (s AdamSettings) validate() error {
 // (bind them with G.BindDualValues on the TapeMachine). It keeps first and
 // second moments in the nodes' dtype and makes one pass over each tensor
 // per step, allocating nothing. Steps are deterministic.
+//
+// An Adam from NewMinimiser reads the gradient nodes' values instead (no
+// dual values: the machine does not copy every gradient into an
+// accumulator that Adam must zero again). It takes each gradient as g + 0,
+// which is what accumulating g into a zeroed dual value gives, so the
+// steps are bit-identical to the dual-value form.
 type Adam struct {
 	s     AdamSettings
 	nodes G.Nodes
-	m, v  []any // []float32 or []float64 per node
+	grads G.Nodes // the gradient nodes of nodes (NewMinimiser); nil: dual values
+	m, v  []any   // []float32 or []float64 per node
 	t     int
 }
 
@@ -96,7 +103,15 @@ func (a *Adam) Steps() int { return a.t }
 func (a *Adam) Step() error {
 	grads := make([]any, len(a.nodes))
 	for i, n := range a.nodes {
-		gv, err := n.Grad()
+		var gv G.Value
+		var err error
+		if a.grads != nil {
+			if gv = a.grads[i].Value(); gv == nil {
+				err = fmt.Errorf("no value (the machine has not run)")
+			}
+		} else {
+			gv, err = n.Grad()
+		}
 		if err != nil {
 			return fmt.Errorf("model: Adam: gradient of %q: %w", n.Name(), err)
 		}
@@ -136,11 +151,12 @@ func (a *Adam) Step() error {
 	c2 := 1 / (1 - math.Pow(s.Beta2, float64(a.t)))
 	for i, n := range a.nodes {
 		w := n.Value().(*tensor.Dense).Data()
+		read := a.grads != nil
 		switch g := grads[i].(type) {
 		case []float32:
-			adamUpdate(w.([]float32), g, a.m[i].([]float32), a.v[i].([]float32), s, c1, c2)
+			adamUpdate(w.([]float32), g, a.m[i].([]float32), a.v[i].([]float32), s, c1, c2, read)
 		case []float64:
-			adamUpdate(w.([]float64), g, a.m[i].([]float64), a.v[i].([]float64), s, c1, c2)
+			adamUpdate(w.([]float64), g, a.m[i].([]float64), a.v[i].([]float64), s, c1, c2, read)
 		}
 	}
 	return nil
@@ -174,10 +190,12 @@ func firstNonFinite[T Float](x []T) int {
 
 // adamUpdate does one fused in-place pass: m ← β1 m + (1−β1) g,
 // v ← β2 v + (1−β2) g², w ← w − lr·(m c1)/(√(v c2) + eps), g ← 0.
-// Chunks run in parallel; each element's arithmetic is independent, so the
-// result does not depend on the number of goroutines. The vector (AVX)
-// and scalar paths perform the same IEEE operations in the same order.
-func adamUpdate[T Float](w, g, m, v []T, s AdamSettings, c1, c2 float64) {
+// With read, g is taken as g + 0 and left unchanged (a gradient node's
+// value, not an accumulator). Chunks run in parallel; each element's
+// arithmetic is independent, so the result does not depend on the number
+// of goroutines. The vector (AVX) and scalar paths perform the same IEEE
+// operations in the same order.
+func adamUpdate[T Float](w, g, m, v []T, s AdamSettings, c1, c2 float64, read bool) {
 	var p [8]T
 	p[0], p[1] = T(s.Beta1), T(1-s.Beta1)
 	p[2], p[3] = T(s.Beta2), T(1-s.Beta2)
@@ -185,7 +203,7 @@ func adamUpdate[T Float](w, g, m, v []T, s AdamSettings, c1, c2 float64) {
 	const chunk = 1 << 16
 	body := func(_, lo, hi int) {
 		lo, hi = lo*chunk, min(hi*chunk, len(w))
-		adamChunk(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &p)
+		adamChunk(w[lo:hi], g[lo:hi], m[lo:hi], v[lo:hi], &p, read)
 	}
 	nc := (len(w) + chunk - 1) / chunk
 	if nc <= 1 {
@@ -195,30 +213,46 @@ func adamUpdate[T Float](w, g, m, v []T, s AdamSettings, c1, c2 float64) {
 	forUnits(nc, body)
 }
 
-func adamChunk[T Float](ww, gg, mm, vv []T, p *[8]T) {
+func adamChunk[T Float](ww, gg, mm, vv []T, p *[8]T, read bool) {
 	j := 0
 	if useAdamAsm && len(ww) >= 8 {
 		nv := len(ww) &^ 7
 		switch pp := any(p).(type) {
 		case *[8]float32:
-			kern.AdamS(&any(ww).([]float32)[0], &any(gg).([]float32)[0], &any(mm).([]float32)[0], &any(vv).([]float32)[0], nv, pp)
+			w, g, m, v := &any(ww).([]float32)[0], &any(gg).([]float32)[0], &any(mm).([]float32)[0], &any(vv).([]float32)[0]
+			if read {
+				kern.AdamGS(w, g, m, v, nv, pp)
+			} else {
+				kern.AdamS(w, g, m, v, nv, pp)
+			}
 		case *[8]float64:
-			kern.AdamD(&any(ww).([]float64)[0], &any(gg).([]float64)[0], &any(mm).([]float64)[0], &any(vv).([]float64)[0], nv, pp)
+			w, g, m, v := &any(ww).([]float64)[0], &any(gg).([]float64)[0], &any(mm).([]float64)[0], &any(vv).([]float64)[0]
+			if read {
+				kern.AdamGD(w, g, m, v, nv, pp)
+			} else {
+				kern.AdamD(w, g, m, v, nv, pp)
+			}
 		}
 		j = nv
 	}
-	adamScalar(ww[j:], gg[j:], mm[j:], vv[j:], p)
+	adamScalar(ww[j:], gg[j:], mm[j:], vv[j:], p, read)
 }
 
-func adamScalar[T Float](ww, gg, mm, vv []T, p *[8]T) {
+func adamScalar[T Float](ww, gg, mm, vv []T, p *[8]T, read bool) {
 	b1, ob1, b2, ob2, lr1, sc2, eps := p[0], p[1], p[2], p[3], p[4], p[5], p[6]
+	var zero T // a variable: the compiler must not fold g + 0 into g
 	for j := range ww {
 		gj := gg[j]
+		if read {
+			gj += zero
+		}
 		mj := b1*mm[j] + ob1*gj
 		vj := b2*vv[j] + ob2*gj*gj
 		mm[j], vv[j] = mj, vj
 		ww[j] -= lr1 * mj / (T(math.Sqrt(float64(vj)))*sc2 + eps)
-		gg[j] = 0
+		if !read {
+			gg[j] = 0
+		}
 	}
 }
 

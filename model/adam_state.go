@@ -19,10 +19,15 @@ type adamState struct {
 // a checkpoint.
 func (a *Adam) MarshalBinary() ([]byte, error) {
 	st := adamState{Version: 1, T: a.t, M: make([][]float64, len(a.m)), V: make([][]float64, len(a.v))}
+	values := 0
 	for i := range a.m {
-		st.M[i], st.V[i] = widen(a.m[i]), widen(a.v[i])
+		st.M[i], st.V[i] = widenView(a.m[i]), widenView(a.v[i])
+		values += len(st.M[i]) + len(st.V[i])
 	}
+	// gob writes a float64 in at most 9 bytes: sized once, the buffer
+	// never grows by copying (tens of MB for a CNN's moments).
 	var buf bytes.Buffer
+	buf.Grow(9*values + 64*len(a.m) + 256)
 	if err := gob.NewEncoder(&buf).Encode(st); err != nil {
 		return nil, fmt.Errorf("model: Adam state: %w", err)
 	}
@@ -60,6 +65,15 @@ func (a *Adam) UnmarshalBinary(data []byte) error {
 	}
 	a.t = st.T
 	return nil
+}
+
+// widenView is widen without copying a []float64 (for encoding only: the
+// result aliases x).
+func widenView(x any) []float64 {
+	if d, ok := x.([]float64); ok {
+		return d
+	}
+	return widen(x)
 }
 
 func widen(x any) []float64 {

@@ -16,9 +16,10 @@
 // Training: Net.Build (or Net.NewGraph and Graph.Apply) adds the forward
 // pass for a batch input node to a Gorgonia graph and returns the embedding
 // node and the learnable nodes, whose values are the Net's own storage.
-// Append a loss and call NewMinimiser (G.Grad, a TapeMachine with
-// G.BindDualValues, NewAdam); run the machine and take Adam steps
-// (Adam.Step), which update the weights in place.
+// Append a loss and call NewMinimiser (G.Grad, a TapeMachine, and an Adam
+// that reads the gradient nodes — no dual values to accumulate into and
+// zero again); run the machine and take Adam steps (Adam.Step), which
+// update the weights in place.
 // The layers are custom Gorgonia ops with hand-written backward ops (a fused
 // convolution–ReLU–pool op and a linear op) whose products run on the
 // package's AVX2+FMA kernels (or OpenBLAS with the openblas build tag).

@@ -57,14 +57,20 @@ func (in *Input) Set(x []float32) {
 // the machine, take an Adam step, reset the machine. Close the machine
 // when done.
 func NewMinimiser(g *G.ExprGraph, loss *G.Node, learn G.Nodes, s AdamSettings) (G.VM, *Adam, error) {
-	if _, err := G.Grad(loss, learn...); err != nil {
+	grads, err := G.Grad(loss, learn...)
+	if err != nil {
 		return nil, nil, fmt.Errorf("gradient graph: %w", err)
 	}
-	vm := G.NewTapeMachine(g, G.BindDualValues(learn...))
+	if len(grads) != len(learn) {
+		return nil, nil, fmt.Errorf("gradient graph: %d gradients for %d nodes", len(grads), len(learn))
+	}
+	// No dual values: Adam reads the gradient nodes (see Adam).
+	vm := G.NewTapeMachine(g)
 	adam, err := NewAdam(s, learn)
 	if err != nil {
 		vm.Close()
 		return nil, nil, err
 	}
+	adam.grads = grads
 	return vm, adam, nil
 }

@@ -79,7 +79,7 @@ func BenchmarkKernelAdam(b *testing.B) {
 	w, g, m, v := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
 	s := AdamSettings{}.withDefaults()
 	for i := 0; i < b.N; i++ {
-		adamUpdate(w, g, m, v, s, 1.1, 1.01)
+		adamUpdate(w, g, m, v, s, 1.1, 1.01, false)
 	}
 }
 

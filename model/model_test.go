@@ -596,6 +596,12 @@ func TestAdamVectorMatchesScalar(t *testing.T) {
 }
 
 func testAdamVec[T Float](t *testing.T) {
+	for _, read := range []bool{false, true} {
+		testAdamVecRead[T](t, read)
+	}
+}
+
+func testAdamVecRead[T Float](t *testing.T, read bool) {
 	rng := rand.New(rand.NewSource(3))
 	n := 1000 + 13
 	mk := func(scale float64) []T {
@@ -613,15 +619,20 @@ func testAdamVec[T Float](t *testing.T) {
 	w2, g2, m2, v2 := append([]T(nil), w...), append([]T(nil), g...), append([]T(nil), m...), append([]T(nil), v...)
 	s := AdamSettings{}.withDefaults()
 	c1, c2 := 1/(1-0.9*0.9), 1/(1-0.999*0.999)
-	adamUpdate(w, g, m, v, s, c1, c2)
+	g0 := append([]T(nil), g...)
+	adamUpdate(w, g, m, v, s, c1, c2, read)
 	var p [8]T
 	p[0], p[1] = T(s.Beta1), T(1-s.Beta1)
 	p[2], p[3] = T(s.Beta2), T(1-s.Beta2)
 	p[4], p[5], p[6] = T(s.LR*c1), T(math.Sqrt(c2)), T(s.Eps)
-	adamScalar(w2, g2, m2, v2, &p)
+	adamScalar(w2, g2, m2, v2, &p, read)
 	for i := range w {
-		if w[i] != w2[i] || m[i] != m2[i] || v[i] != v2[i] || g[i] != 0 || g2[i] != 0 {
-			t.Fatalf("%T element %d: vector (w %v m %v v %v), scalar (w %v m %v v %v)", T(0), i, w[i], m[i], v[i], w2[i], m2[i], v2[i])
+		gw := T(0)
+		if read {
+			gw = g0[i] // read: the gradient is left as it was
+		}
+		if w[i] != w2[i] || m[i] != m2[i] || v[i] != v2[i] || g[i] != gw || g2[i] != gw {
+			t.Fatalf("%T read %v element %d: vector (w %v m %v v %v), scalar (w %v m %v v %v)", T(0), read, i, w[i], m[i], v[i], w2[i], m2[i], v2[i])
 		}
 	}
 	if !useAdamAsm {

@@ -27,6 +27,17 @@ func AdamS(w, gr, m, v *float32, n int, p *[8]float32)
 //go:noescape
 func AdamD(w, gr, m, v *float64, n int, p *[8]float64)
 
+// AdamGS is AdamS on g + 0, leaving g unchanged (a gradient read from
+// its node rather than accumulated in a dual value).
+//
+//go:noescape
+func AdamGS(w, gr, m, v *float32, n int, p *[8]float32)
+
+// AdamGD is AdamGS for float64 (n a multiple of 4).
+//
+//go:noescape
+func AdamGD(w, gr, m, v *float64, n int, p *[8]float64)
+
 // Available512 reports whether the AVX-512 kernels S6x32 and D6x16 can
 // run.
 var Available512 = cpu.X86.HasAVX512F

@@ -18,6 +18,10 @@ func AdamS(w, gr, m, v *float32, n int, p *[8]float32) { panic("unreachable") }
 
 func AdamD(w, gr, m, v *float64, n int, p *[8]float64) { panic("unreachable") }
 
+func AdamGS(w, gr, m, v *float32, n int, p *[8]float32) { panic("unreachable") }
+
+func AdamGD(w, gr, m, v *float64, n int, p *[8]float64) { panic("unreachable") }
+
 const Available512 = false
 
 func S6x32(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ldc int, acc int) {
