@@ -105,15 +105,17 @@ func im2col[T Float](g convGeom, x, cols []T) {
 						clear(dst)
 						continue
 					}
+					// dst[ow] = src[ow+kw−pad] inside the image, 0 outside:
+					// one copy between two zero borders
 					src := xc[ih*g.w : (ih+1)*g.w]
-					for ow := range dst {
-						iw := ow + kw - g.pad
-						if iw < 0 || iw >= g.w {
-							dst[ow] = 0
-						} else {
-							dst[ow] = src[iw]
-						}
+					off := kw - g.pad
+					lo, hi := max(0, -off), min(g.wo, g.w-off)
+					if hi < lo {
+						hi = lo
 					}
+					clear(dst[:lo])
+					copy(dst[lo:hi], src[lo+off:hi+off])
+					clear(dst[hi:])
 				}
 			}
 		}
