@@ -35,10 +35,15 @@ const (
 // that fails its checksum or cannot be decoded.
 var ErrCorruptCheckpoint = errors.New("corrupt checkpoint")
 
-// writeCheckpoint gob-encodes v under version into path atomically, with
-// the header and checksum above.
-func writeCheckpoint(path string, version uint32, v any) error {
+// writeCheckpointSized gob-encodes v under version into path atomically,
+// with the header and checksum above.
+// size is the payload's expected size (the weight and Adam bytes it holds):
+// the buffer is allocated once instead of growing by copies, which for a
+// CNN's 60 MB checkpoint cost more CPU than the encoding. It does not
+// change the bytes written.
+func writeCheckpointSized(path string, version uint32, v any, size int) error {
 	var buf bytes.Buffer
+	buf.Grow(ckHeader + size + 4096 + ckTrailer)
 	buf.Write(make([]byte, ckHeader))
 	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)

@@ -504,7 +504,7 @@ func (t *EpisodicTrainer) SaveCheckpoint(path, key string, extra []byte) error {
 		return err
 	}
 	ck := episodicCheckpoint{Version: episodicCheckpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history, Extra: extra}
-	return writeCheckpoint(path, episodicCheckpointVersion, ck)
+	return writeCheckpointSized(path, episodicCheckpointVersion, ck, len(netb)+len(adamb)+len(extra)+len(key)+80*len(t.history))
 }
 
 // ErrCheckpointMismatch is wrapped when a checkpoint belongs to another run.

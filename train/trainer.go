@@ -235,7 +235,8 @@ func (t *Trainer) SaveCheckpoint(path, key string) error {
 	if err != nil {
 		return err
 	}
-	return writeCheckpoint(path, checkpointVersion, checkpoint{Version: checkpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history})
+	return writeCheckpointSized(path, checkpointVersion, checkpoint{Version: checkpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history},
+		len(netb)+len(adamb)+len(key)+80*len(t.history))
 }
 
 // Resume restores a checkpoint written by SaveCheckpoint for the same run.
