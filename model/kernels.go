@@ -1,6 +1,9 @@
 package model
 
 import (
+	"sync"
+	"unsafe"
+
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -133,6 +136,34 @@ func newConvScratch[T Float](g convGeom) *convScratch[T] {
 	return &convScratch[T]{cols: make([]T, g.c9()*g.hw()), convT: make([]T, g.hw()*g.k), wT: make([]T, g.c9()*g.k)}
 }
 
+// convScratchPools keep conv scratch between calls ([0] float32, [1]
+// float64): a CIFAR-sized block's scratch is 0.5 MB, taken once per block
+// of every forward and backward pass.
+var convScratchPools [2]sync.Pool
+
+func convScratchPool[T Float]() *sync.Pool {
+	var z T
+	if unsafe.Sizeof(z) == 8 {
+		return &convScratchPools[1]
+	}
+	return &convScratchPools[0]
+}
+
+// getConvScratch returns scratch for g (contents undefined, as every user
+// writes what it reads); putConvScratch hands it back.
+func getConvScratch[T Float](g convGeom) *convScratch[T] {
+	if s, ok := convScratchPool[T]().Get().(*convScratch[T]); ok {
+		nc, nt, nw := g.c9()*g.hw(), g.hw()*g.k, g.c9()*g.k
+		if cap(s.cols) >= nc && cap(s.convT) >= nt && cap(s.wT) >= nw {
+			s.cols, s.convT, s.wT = s.cols[:nc], s.convT[:nt], s.wT[:nw]
+			return s
+		}
+	}
+	return newConvScratch[T](g)
+}
+
+func putConvScratch[T Float](s *convScratch[T]) { convScratchPool[T]().Put(s) }
+
 func b2i(b bool) int32 {
 	var i int32
 	if b {
@@ -193,7 +224,8 @@ func transposeW[T Float](g convGeom, w, wT []T) {
 func convReluPoolForward[T Float](g convGeom, n int, x, w, bias, out []T, arg []int32) {
 	in, fl := g.c*g.h*g.w, g.flat()
 	forBlocks(n, func(_, lo, hi int) {
-		s := newConvScratch[T](g)
+		s := getConvScratch[T](g)
+		defer putConvScratch(s)
 		transposeW(g, w, s.wT)
 		for i := lo; i < hi; i++ {
 			convReluPoolSample(g, x[i*in:(i+1)*in], bias, out[i*fl:(i+1)*fl], arg[i*fl:(i+1)*fl], s)
@@ -212,7 +244,9 @@ func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw,
 	forBlocks(n, func(b, lo, hi int) {
 		var s *convScratch[T]
 		if dw != nil {
-			s = newConvScratch[T](g)
+			s = getConvScratch[T](g)
+			defer putConvScratch(s)
+			clear(s.convT) // kept zero between samples (below)
 			pw[b] = make([]T, c9*K)
 		}
 		pb[b] = make([]T, K)
@@ -231,7 +265,6 @@ func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw,
 			if dw == nil {
 				continue
 			}
-			clear(s.convT)
 			for o, ai := range a {
 				if ai >= 0 {
 					s.convT[ai] = d[o]
@@ -240,6 +273,13 @@ func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw,
 			im2col(g, x[i*in:(i+1)*in], s.cols)
 			// dwᵀ (c9×K) += cols (c9×hw) · dconvT (hw×K)
 			gemm(false, false, c9, K, hw, 1, s.cols, hw, s.convT, K, 1, pw[b], K)
+			// zero again only what was set (a quarter of convT with 2×2
+			// pooling) instead of clearing it all for the next sample
+			for _, ai := range a {
+				if ai >= 0 {
+					s.convT[ai] = 0
+				}
+			}
 		}
 	})
 	if dw != nil {
