@@ -528,22 +528,23 @@ func (st *state) project(s, a, tau []float64) {
 // apply computes out = H x for the reduced system.
 func (st *state) apply(x, out []float64, w *work) {
 	n, M := st.n, st.M
+	// the row sums s = rg − Δλ·pc, in place in rg (classes without an
+	// active budget: s = rg as it is)
 	st.rowProducts(x, w.rg)
 	for m := 0; m < M; m++ {
-		sm, rm := w.s[m*n:(m+1)*n], w.rg[m*n:(m+1)*n]
 		b := st.bi[m]
 		if b < 0 {
-			copy(sm, rm) // = rg − 0·pc
 			continue
 		}
+		rm := w.rg[m*n : (m+1)*n]
 		dl := x[b]
 		pcm := st.pc[m*n : (m+1)*n]
-		pcm, rm = pcm[:len(sm)], rm[:len(sm)]
-		for i := range sm {
-			sm[i] = rm[i] - dl*pcm[i]
+		pcm = pcm[:len(rm)]
+		for i := range rm {
+			rm[i] -= dl * pcm[i]
 		}
 	}
-	st.project(w.s, w.a, w.tau)
+	st.project(w.rg, w.a, w.tau)
 	if st.par && M > 1 {
 		forClasses(M, true, func(m int) { st.applyClass(m, x, out, w) })
 	} else {
