@@ -122,6 +122,11 @@ func solveInstance(in *instance, cfg config) *Result {
 		lpStop = stop
 	}
 	it := 0
+	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large {
+		// LPOnly from a cold start: its own ε stages (lpstages.go); the
+		// phases below then have nothing left to do
+		it, snap = s.lpStages(cfg, res, Ptmp, stop, certified)
+	}
 	// Phase A: ε-scaling (cold start only): a few cheap sweeps, then Newton
 	// to a loose tolerance at every ε.
 	for s.eps > epsT && it < cfg.maxIter && snap == nil {

@@ -499,3 +499,40 @@ func TestUncertified(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The collector is off (with a soft memory limit) up to gcOffMaxN points
+// and at 25% above, and run reports n to the hook before reading the costs.
+func TestGCPolicy(t *testing.T) {
+	for _, c := range []struct {
+		n       int
+		percent int
+		limit   int64
+	}{{2, -1, gcOffLimit}, {50, -1, gcOffLimit}, {200, -1, gcOffLimit}, {gcOffMaxN, -1, gcOffLimit},
+		{gcOffMaxN + 1, 25, -1}, {10000, 25, -1}} {
+		if p, l := gcPolicy(c.n); p != c.percent || l != c.limit {
+			t.Errorf("gcPolicy(%d) = %d, %d; want %d, %d", c.n, p, l, c.percent, c.limit)
+		}
+	}
+	dir := t.TempDir()
+	const n, m = 24, 3
+	x, y := problem1D(t, 1, n, m)
+	cpath := writeF(t, filepath.Join(dir, "c.npy"), costs1D(x), n, n)
+	ypath := writeI(t, filepath.Join(dir, "y.npy"), y)
+	var got []int
+	onSize = func(n int) { got = append(got, n) }
+	defer func() { onSize = nil }()
+	if code, _, se := runCmd(t, "-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", filepath.Join(dir, "p.npy")); code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	if len(got) != 1 || got[0] != n {
+		t.Fatalf("onSize called with %v, want [%d]", got, n)
+	}
+	// the costs are read after the hook: a missing cost file fails after it
+	got = nil
+	if code, _, _ := runCmd(t, "-cost", filepath.Join(dir, "missing.npy"), "-labels", ypath, "-theta", "0.1", "-out", filepath.Join(dir, "q.npy")); code != 2 {
+		t.Fatalf("missing costs: exit %d, want 2", code)
+	}
+	if len(got) != 1 || got[0] != n {
+		t.Fatalf("missing costs: onSize called with %v, want [%d]", got, n)
+	}
+}

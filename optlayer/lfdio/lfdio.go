@@ -57,6 +57,10 @@ type Request struct {
 	// for timing: Summary.SecondsMin and SecondsMedian report the fastest
 	// and the median solve; the answers are identical, the last is written.
 	Repeat int
+	// Sized, if set, is called with n once the labels are read, before the
+	// costs or features (the command sets its garbage-collector policy
+	// there).
+	Sized func(n int)
 }
 
 // Summary is what a run reports (the command prints it as JSON).
@@ -147,6 +151,9 @@ func (r *Request) load(metric optlayer.Metric) (*optlayer.Problem, []float64, er
 	n := len(raw)
 	if n == 0 {
 		return nil, nil, inputf("-labels %s: no labels", r.LabelsPath)
+	}
+	if r.Sized != nil {
+		r.Sized(n)
 	}
 	labels := make([]int, n)
 	m := 0
