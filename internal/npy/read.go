@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 )
 
 // maxDataBytes bounds the payload a header may announce (1 TiB); beyond it
@@ -76,14 +77,30 @@ func ReadHeader(r io.Reader) (*Header, error) {
 	return h, nil
 }
 
+// payloadChunk is the most readPayload allocates before data arrive.
+const payloadChunk = 1 << 20
+
 // readPayload reads exactly the h.Len()·h.Size data bytes and checks that
-// nothing follows them. It grows its buffer as data arrives, so a header
-// announcing more data than the stream holds costs no large allocation.
+// nothing follows them. It allocates at most payloadChunk bytes up front
+// and then grows its buffer (doubling) as data arrive, so a header
+// announcing more data than the stream holds costs no large allocation,
+// while a payload up to payloadChunk is read into one allocation (no
+// copies; io.ReadAll grows from 512 bytes).
 func readPayload(r io.Reader, h *Header) ([]byte, error) {
 	need := int64(h.Len()) * int64(h.Size)
-	b, err := io.ReadAll(io.LimitReader(r, need))
-	if err != nil {
-		return nil, err
+	b := make([]byte, 0, min(need, payloadChunk))
+	for int64(len(b)) < need {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(need-int64(len(b)), int64(cap(b)))))
+		}
+		k, err := r.Read(b[len(b):int(min(int64(cap(b)), need))])
+		b = b[:len(b)+k]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if int64(len(b)) != need {
 		return nil, fmt.Errorf("%w: truncated data: shape %v of %s needs %d bytes, found %d",
