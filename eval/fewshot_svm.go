@@ -54,6 +54,58 @@ func solveSVM(kt []float64, ys []int, m int, C float64) (*svmSolution, error) {
 	return solveSVMSweeps(kt, ys, m, C, svmMaxSweeps)
 }
 
+// sweepRow sets h = Σ_{j≠i, k_j≠0} k_j α_j (k the row i of K̃, α n×m), each
+// h[c] summed over j in order. The 2- and 5-class forms keep h in
+// registers; they evaluate the same expression h[c] += k_j·α_j(c) in the
+// same order as the general loop, so the bits are the same
+// (TestSweepRowSameBits).
+func sweepRow(h, k, alpha []float64, i, m int) {
+	switch m {
+	case 2:
+		var h0, h1 float64
+		for j, kj := range k {
+			if j == i || kj == 0 {
+				continue
+			}
+			a := alpha[j*2 : j*2+2 : j*2+2]
+			h0 += kj * a[0]
+			h1 += kj * a[1]
+		}
+		h[0], h[1] = h0, h1
+	case 5:
+		var h0, h1, h2, h3, h4 float64
+		for j, kj := range k {
+			if j == i || kj == 0 {
+				continue
+			}
+			a := alpha[j*5 : j*5+5 : j*5+5]
+			h0 += kj * a[0]
+			h1 += kj * a[1]
+			h2 += kj * a[2]
+			h3 += kj * a[3]
+			h4 += kj * a[4]
+		}
+		h[0], h[1], h[2], h[3], h[4] = h0, h1, h2, h3, h4
+	default:
+		sweepRowGeneral(h, k, alpha, i, m)
+	}
+}
+
+// sweepRowGeneral is sweepRow for any m (the loop it was before).
+func sweepRowGeneral(h, k, alpha []float64, i, m int) {
+	for c := range h {
+		h[c] = 0
+	}
+	for j, kj := range k {
+		if j == i || kj == 0 {
+			continue
+		}
+		for c, a := range alpha[j*m : (j+1)*m] {
+			h[c] += kj * a
+		}
+	}
+}
+
 // solveSVMSweeps is solveSVM with a sweep budget.
 func solveSVMSweeps(kt []float64, ys []int, m int, C float64, maxSweeps int) (*svmSolution, error) {
 	ns := len(ys)
@@ -65,21 +117,7 @@ func solveSVMSweeps(kt []float64, ys []int, m int, C float64, maxSweeps int) (*s
 		var change float64
 		for i := 0; i < ns; i++ {
 			// h = Σ_{j≠i} K̃_ij α_j.
-			for c := range h {
-				h[c] = 0
-			}
-			for j := 0; j < ns; j++ {
-				if j == i {
-					continue
-				}
-				k := kt[i*ns+j]
-				if k == 0 {
-					continue
-				}
-				for c, a := range alpha[j*m : (j+1)*m] {
-					h[c] += k * a
-				}
-			}
+			sweepRow(h, kt[i*ns:(i+1)*ns], alpha, i, m)
 			// Block optimum: α_i = C·e_y − β, β = C-simplex projection of
 			// C·e_y − a with a = (e_y − h)/K̃_ii.
 			kii := kt[i*ns+i]
@@ -251,8 +289,25 @@ func svmKKT(kt []float64, ys []int, m int, idx []int) (*mat.Dense, []float64) {
 // projectSimplex replaces v by its Euclidean projection onto
 // {β ≥ 0, Σβ = r}.
 func projectSimplex(v []float64, r float64) {
-	u := append([]float64(nil), v...)
-	sort.Sort(sort.Reverse(sort.Float64Slice(u)))
+	var buf [12]float64
+	var u []float64
+	if len(v) <= len(buf) {
+		// sort.Sort(sort.Reverse(sort.Float64Slice(u))) sorts up to 12
+		// elements by exactly this insertion sort (the same comparisons and
+		// swaps, so the same order, ties included), here without the
+		// interface calls and the allocation: the SVM head calls this for
+		// every support sample of every sweep.
+		u = buf[:len(v)]
+		copy(u, v)
+		for i := 1; i < len(u); i++ {
+			for j := i; j > 0 && revFloatLess(u[j], u[j-1]); j-- {
+				u[j], u[j-1] = u[j-1], u[j]
+			}
+		}
+	} else {
+		u = append([]float64(nil), v...)
+		sort.Sort(sort.Reverse(sort.Float64Slice(u)))
+	}
 	var cum, theta float64
 	for k, x := range u {
 		cum += x
@@ -264,6 +319,12 @@ func projectSimplex(v []float64, r float64) {
 	for k, x := range v {
 		v[k] = math.Max(x-theta, 0)
 	}
+}
+
+// revFloatLess(x, y) is sort.Reverse(sort.Float64Slice).Less for the
+// elements x (at j) and y (at j−1): Float64Slice.Less(j−1, j).
+func revFloatLess(x, y float64) bool {
+	return y < x || (math.IsNaN(y) && !math.IsNaN(x))
 }
 
 func (h svmHead) apply(s []float64, ys []int, q []float64, d, m int) ([]float64, headBackward, error) {

@@ -253,7 +253,7 @@ func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw,
 		for i := lo; i < hi; i++ {
 			d := dout[i*fl : (i+1)*fl]
 			a := arg[i*fl : (i+1)*fl]
-			for k := 0; k < K; k++ {
+			for k := 0; db != nil && k < K; k++ { // the bias sums only when asked for
 				var sum T
 				for o := k * per; o < (k+1)*per; o++ {
 					if a[o] >= 0 {
