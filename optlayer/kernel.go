@@ -126,6 +126,19 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 		w.rows = w.rows[:0]
 		w.added = 0
 	}
+	if mode == selAll {
+		// every row of every column (a dense start): size the workers'
+		// row lists once instead of growing them by appends
+		var need [2]int
+		for m := 0; m < M; m++ {
+			need[m&1] += (s.off[m+1] - s.off[m]) * n
+		}
+		for w, sw := range s.sel {
+			if cap(sw.rows) < need[w] {
+				sw.rows = make([]int32, 0, need[w])
+			}
+		}
+	}
 	cnt := s.selCnt
 	s.forClasses(func(m int) {
 		w := s.sel[m&1]
