@@ -49,17 +49,11 @@ import (
 const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean]) -labels y.npy -theta T[,T…] [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N] -out P.npy [-grad-p G.npy -grad-out D.npy]"
 
 func main() {
-	onSize = setGC
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := report(run(ctx, os.Args[1:], os.Stdout, os.Stderr), os.Stderr)
+	code := report(run(ctx, os.Args[1:], os.Stdout, os.Stderr, setGC), os.Stderr)
 	stop()
 	os.Exit(code)
 }
-
-// onSize is called with n once the labels are read, before the costs (main
-// sets the garbage collector's policy there; tests leave the process's
-// policy alone).
-var onSize func(n int)
 
 // gcOffMaxN is the largest n (costs ≤ 8 MB) for which the collector is off.
 const gcOffMaxN = 1000
@@ -106,7 +100,11 @@ func report(err error, stderr io.Writer) int {
 	return 1
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// run parses args, solves and prints the summary. onSize, if not nil, is
+// called with n once the labels are read, before the costs (main sets the
+// garbage collector's policy there; tests pass nil and leave the process's
+// policy alone).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize func(n int)) error {
 	fs := flag.NewFlagSet("drknn-lfd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var r lfdio.Request

@@ -72,8 +72,14 @@ type out struct {
 
 func runCmd(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	return runCmdHook(t, nil, args...)
+}
+
+// runCmdHook is runCmd with run's size hook.
+func runCmdHook(t *testing.T, onSize func(n int), args ...string) (int, string, string) {
+	t.Helper()
 	var so, se bytes.Buffer
-	code := report(run(context.Background(), args, &so, &se), &se)
+	code := report(run(context.Background(), args, &so, &se, onSize), &se)
 	return code, so.String(), se.String()
 }
 
@@ -519,9 +525,8 @@ func TestGCPolicy(t *testing.T) {
 	cpath := writeF(t, filepath.Join(dir, "c.npy"), costs1D(x), n, n)
 	ypath := writeI(t, filepath.Join(dir, "y.npy"), y)
 	var got []int
-	onSize = func(n int) { got = append(got, n) }
-	defer func() { onSize = nil }()
-	if code, _, se := runCmd(t, "-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", filepath.Join(dir, "p.npy")); code != 0 {
+	onSize := func(n int) { got = append(got, n) }
+	if code, _, se := runCmdHook(t, onSize, "-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", filepath.Join(dir, "p.npy")); code != 0 {
 		t.Fatalf("exit %d: %s", code, se)
 	}
 	if len(got) != 1 || got[0] != n {
@@ -529,7 +534,7 @@ func TestGCPolicy(t *testing.T) {
 	}
 	// the costs are read after the hook: a missing cost file fails after it
 	got = nil
-	if code, _, _ := runCmd(t, "-cost", filepath.Join(dir, "missing.npy"), "-labels", ypath, "-theta", "0.1", "-out", filepath.Join(dir, "q.npy")); code != 2 {
+	if code, _, _ := runCmdHook(t, onSize, "-cost", filepath.Join(dir, "missing.npy"), "-labels", ypath, "-theta", "0.1", "-out", filepath.Join(dir, "q.npy")); code != 2 {
 		t.Fatalf("missing costs: exit %d, want 2", code)
 	}
 	if len(got) != 1 || got[0] != n {
