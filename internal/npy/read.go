@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"unsafe"
 )
 
 // maxDataBytes bounds the payload a header may announce (1 TiB); beyond it
@@ -88,7 +89,11 @@ const payloadChunk = 1 << 20
 // copies; io.ReadAll grows from 512 bytes).
 func readPayload(r io.Reader, h *Header) ([]byte, error) {
 	need := int64(h.Len()) * int64(h.Size)
-	b := make([]byte, 0, min(need, payloadChunk))
+	if need <= payloadChunk {
+		b := make([]byte, need)
+		return b, readInto(r, h, b)
+	}
+	b := make([]byte, 0, payloadChunk)
 	for int64(len(b)) < need {
 		if len(b) == cap(b) {
 			b = slices.Grow(b, int(min(need-int64(len(b)), int64(cap(b)))))
@@ -102,15 +107,32 @@ func readPayload(r io.Reader, h *Header) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if int64(len(b)) != need {
-		return nil, fmt.Errorf("%w: truncated data: shape %v of %s needs %d bytes, found %d",
-			ErrFormat, h.Shape, h.Descr, need, len(b))
+	return b, checkEnd(r, h, int64(len(b)))
+}
+
+// readInto reads exactly len(b) data bytes into b and checks that nothing
+// follows them (len(b) is the header's h.Len()·h.Size).
+func readInto(r io.Reader, h *Header, b []byte) error {
+	k, err := io.ReadFull(r, b)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return err
+	}
+	return checkEnd(r, h, int64(k))
+}
+
+// checkEnd checks that got, the data bytes read, is what h needs and that
+// nothing follows them.
+func checkEnd(r io.Reader, h *Header, got int64) error {
+	need := int64(h.Len()) * int64(h.Size)
+	if got != need {
+		return fmt.Errorf("%w: truncated data: shape %v of %s needs %d bytes, found %d",
+			ErrFormat, h.Shape, h.Descr, need, got)
 	}
 	var one [1]byte
 	if n, _ := io.ReadFull(r, one[:]); n > 0 {
-		return nil, fmt.Errorf("%w: extra bytes after the %d data bytes of shape %v", ErrFormat, need, h.Shape)
+		return fmt.Errorf("%w: extra bytes after the %d data bytes of shape %v", ErrFormat, need, h.Shape)
 	}
-	return b, nil
+	return nil
 }
 
 func checkRank(h *Header) error {
@@ -139,36 +161,74 @@ func toC[T any](v []T, h *Header) []T {
 // array of the given kind (want names the accepted dtypes in errors) and
 // returns them with the payload's byte order.
 func readArray(r io.Reader, kind Kind, want string) (*Header, []byte, binary.ByteOrder, error) {
-	h, err := ReadHeader(r)
+	h, err := readArrayHeader(r, kind, want)
 	if err != nil {
-		return nil, nil, nil, err
-	}
-	if h.Kind != kind || h.Size != 4 && h.Size != 8 {
-		return nil, nil, nil, fmt.Errorf("%w %q: want %s", ErrDtype, h.Descr, want)
-	}
-	if err := checkRank(h); err != nil {
 		return nil, nil, nil, err
 	}
 	b, err := readPayload(r, h)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var order binary.ByteOrder = binary.LittleEndian
-	if h.BigEndian {
-		order = binary.BigEndian
-	}
-	return h, b, order, nil
+	return h, b, byteOrder(h), nil
 }
+
+// readArrayHeader reads the header of a rank-1 or rank-2 array of the
+// given kind and sizes 4 or 8.
+func readArrayHeader(r io.Reader, kind Kind, want string) (*Header, error) {
+	h, err := ReadHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	if h.Kind != kind || h.Size != 4 && h.Size != 8 {
+		return nil, fmt.Errorf("%w %q: want %s", ErrDtype, h.Descr, want)
+	}
+	if err := checkRank(h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func byteOrder(h *Header) binary.ByteOrder {
+	if h.BigEndian {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
+}
+
+// nativeLittle reports whether this machine stores integers little-endian.
+var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // DecodeFloat64 reads a rank-1 or rank-2 float64 or float32 array from r,
 // returning its elements in C order and its shape. With rejectNonFinite a
 // NaN or ±Inf element is an error naming its index.
 func DecodeFloat64(r io.Reader, rejectNonFinite bool) ([]float64, []int, error) {
-	h, b, order, err := readArray(r, Float, "float64 or float32")
+	h, err := readArrayHeader(r, Float, "float64 or float32")
 	if err != nil {
 		return nil, nil, err
 	}
-	v := make([]float64, h.Len())
+	var v []float64
+	if h.Size == 8 && int64(h.Len())*8 <= payloadChunk {
+		// float64 up to payloadChunk bytes: read straight into the result
+		// (no byte buffer: half the fresh memory and one copy less), then
+		// fix the byte order in place if it is not the machine's
+		v = make([]float64, h.Len())
+		b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v))
+		if err := readInto(r, h, b); err != nil {
+			return nil, nil, err
+		}
+		if order := byteOrder(h); h.BigEndian == nativeLittle {
+			for i := range v {
+				v[i] = math.Float64frombits(order.Uint64(b[8*i:]))
+			}
+		}
+		return finishFloat64(v, h, rejectNonFinite)
+	}
+	b, err := readPayload(r, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	order := byteOrder(h)
+	v = make([]float64, h.Len())
 	for i := range v {
 		if h.Size == 8 {
 			v[i] = math.Float64frombits(order.Uint64(b[8*i:]))
@@ -176,6 +236,11 @@ func DecodeFloat64(r io.Reader, rejectNonFinite bool) ([]float64, []int, error) 
 			v[i] = float64(math.Float32frombits(order.Uint32(b[4*i:])))
 		}
 	}
+	return finishFloat64(v, h, rejectNonFinite)
+}
+
+// finishFloat64 puts v in C order and rejects non-finite elements if asked.
+func finishFloat64(v []float64, h *Header, rejectNonFinite bool) ([]float64, []int, error) {
 	v = toC(v, h)
 	if rejectNonFinite {
 		for i, x := range v {
