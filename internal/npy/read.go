@@ -285,7 +285,9 @@ func openRead[T any](path string, decode func(io.Reader) (T, []int, error)) (T, 
 		return zero, nil, fmt.Errorf("npy: %w", err)
 	}
 	defer f.Close()
-	v, shape, err := decode(bufio.NewReaderSize(f, 1<<16))
+	// a small buffer: it serves the header; a payload read of at least its
+	// size goes straight to the file (no fresh 64 KB buffer to fill and copy)
+	v, shape, err := decode(bufio.NewReaderSize(f, 4096))
 	if err != nil {
 		return zero, nil, fmt.Errorf("npy: %s: %w", path, err)
 	}
