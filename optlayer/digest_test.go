@@ -2,10 +2,8 @@ package optlayer
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"hash"
-	"math"
 	"runtime"
 	"testing"
 )
@@ -17,13 +15,7 @@ import (
 // training- and test-sized problems and the hard set.
 func regularisedDigest(t *testing.T) string {
 	h := sha256.New()
-	put := func(xs ...float64) {
-		for _, x := range xs {
-			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-			h.Write(b[:])
-		}
-	}
+	put := func(xs ...float64) { hashFloats(h, xs...) }
 	full := func(p *Problem, s *Settings) {
 		r, err := Solve(p, s)
 		if err != nil {

@@ -190,17 +190,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			break
 		}
 		if failed {
-			// fall back to sweeps for a while
-			for m := 0; m < s.M; m++ {
-				if !s.fixedLam(m) {
-					s.lambdaSolve(m)
-				}
-			}
-			for k := 0; k < 20 && it < cfg.maxIter; k++ {
-				s.alphaStep()
-				s.gStep()
-				it++
-			}
+			it = s.sweepFallback(it, cfg.maxIter)
 		}
 	}
 	if snap == nil {
@@ -281,4 +271,21 @@ func (s *solver) plans(dst [][]float64) [][]float64 {
 		}
 	}
 	return dst
+}
+
+// sweepFallback is what a failed Newton step falls back to: the budget
+// multipliers solved exactly, then 20 sweeps at the same ε (fewer if the
+// iteration cap it/maxIter is reached). It returns the iteration count.
+func (s *solver) sweepFallback(it, maxIter int) int {
+	for m := 0; m < s.M; m++ {
+		if !s.fixedLam(m) {
+			s.lambdaSolve(m)
+		}
+	}
+	for k := 0; k < 20 && it < maxIter; k++ {
+		s.alphaStep()
+		s.gStep()
+		it++
+	}
+	return it
 }

@@ -2,9 +2,7 @@ package optlayer
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand"
 	"runtime"
 	"testing"
@@ -20,13 +18,7 @@ import (
 
 func goldenSolves(t *testing.T, group string) string {
 	h := sha256.New()
-	put := func(xs ...float64) {
-		for _, x := range xs {
-			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-			h.Write(b[:])
-		}
-	}
+	put := func(xs ...float64) { hashFloats(h, xs...) }
 	solve := func(p *Problem, s *Settings, grads bool) *Result {
 		r, err := Solve(p, s)
 		if err != nil {
@@ -106,7 +98,8 @@ func goldenSolves(t *testing.T, group string) string {
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
-// gaussShift is gaussProblem with the class means' spread as a parameter.
+// gaussShift draws the benchmark family (gaussProblem) with the class means' spread
+// and the metric as parameters, ϑ = 0.1.
 func gaussShift(seed int64, n, M, dim int, shift float64, metric Metric) *Problem {
 	rng := rand.New(rand.NewSource(seed))
 	means := make([]float64, M*dim)

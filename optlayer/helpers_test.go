@@ -1,8 +1,9 @@
 package optlayer
 
 import (
+	"encoding/binary"
+	"io"
 	"math"
-	"math/rand"
 	"sort"
 	"testing"
 
@@ -14,30 +15,9 @@ import (
 // dimensions with class-shifted means, Euclidean costs, ϑ = thetaRel ×
 // median off-diagonal cost. Every class gets at least one point.
 func gaussProblem(seed int64, n, M, dim int, thetaRel float64) *Problem {
-	rng := rand.New(rand.NewSource(seed))
-	means := make([]float64, M*dim)
-	for k := range means {
-		means[k] = rng.NormFloat64() * 1.5
-	}
-	labels := make([]int, n)
-	for i := range labels {
-		if i < M {
-			labels[i] = i
-		} else {
-			labels[i] = rng.Intn(M)
-		}
-	}
-	x := make([]float64, n*dim)
-	for i := 0; i < n; i++ {
-		for k := 0; k < dim; k++ {
-			x[i*dim+k] = means[labels[i]*dim+k] + rng.NormFloat64()
-		}
-	}
-	c, err := Costs(x, n, dim, Euclidean)
-	if err != nil {
-		panic(err)
-	}
-	return &Problem{N: n, Cost: c, Labels: labels, Theta: []float64{thetaRel * medianOffDiag(c, n)}}
+	p := gaussShift(seed, n, M, dim, 1.5, Euclidean) // the same random draws
+	p.Theta = []float64{thetaRel * medianOffDiag(p.Cost, n)}
+	return p
 }
 
 func medianOffDiag(c []float64, n int) float64 {
@@ -114,4 +94,14 @@ func exactLP(t testing.TB, p *Problem) float64 {
 
 func almost(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
+
+// hashFloats writes the bits of xs to h, little-endian: the digest tests'
+// way of comparing answers bit for bit.
+func hashFloats(h io.Writer, xs ...float64) {
+	var b [8]byte
+	for _, x := range xs {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
+		h.Write(b[:])
+	}
 }

@@ -92,16 +92,7 @@ func (s *solver) lpStages(cfg config, res *Result, Ptmp []float64, stop, certifi
 		}
 		if failed {
 			// as Phase B of solveInstance: sweeps for a while, same ε
-			for m := 0; m < s.M; m++ {
-				if !s.fixedLam(m) {
-					s.lambdaSolve(m)
-				}
-			}
-			for k := 0; k < 20 && it < cfg.maxIter; k++ {
-				s.alphaStep()
-				s.gStep()
-				it++
-			}
+			it = s.sweepFallback(it, cfg.maxIter)
 			continue
 		}
 		s.alphaStep()

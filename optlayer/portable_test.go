@@ -2,9 +2,7 @@ package optlayer
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,13 +13,7 @@ import (
 // and returns a digest of every float the solver returns.
 func solveDigest(t *testing.T) string {
 	h := sha256.New()
-	put := func(xs ...float64) {
-		for _, x := range xs {
-			var b [8]byte
-			binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
-			h.Write(b[:])
-		}
-	}
+	put := func(xs ...float64) { hashFloats(h, xs...) }
 	for _, c := range []struct {
 		n, M int
 		seed int64
