@@ -194,10 +194,10 @@ func (s *Standardize) check(shape []int) error {
 	case "", "none", "sample":
 		return nil
 	case "channel":
-		c := 0
-		if len(shape) > 0 {
-			c = shape[0]
+		if len(shape) == 0 || shape[0] < 1 {
+			return fmt.Errorf("episode.standardize: channel statistics need the model's input shape (channels first), got %v", shape)
 		}
+		c := shape[0]
 		if len(s.Mean) != c || len(s.SD) != c {
 			return fmt.Errorf("episode.standardize: %d means and %d deviations for %d channels (input shape %v)", len(s.Mean), len(s.SD), c, shape)
 		}
