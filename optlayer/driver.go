@@ -125,19 +125,12 @@ func solveInstance(in *instance, cfg config) *Result {
 	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large {
 		// LPOnly from a cold start: its own ε stages (lpstages.go); the
 		// phases below then have nothing left to do
-		it, snap = s.lpStages(cfg, res, Ptmp, stop, certified)
+		it, snap = s.lpStages(cfg, stop, certified, cert)
 	}
 	// Phase A: ε-scaling (cold start only): a few cheap sweeps, then Newton
 	// to a loose tolerance at every ε.
 	for s.eps > epsT && it < cfg.maxIter && snap == nil {
-		for k := 0; k < cfg.sweeps && it < cfg.maxIter; k++ {
-			s.gStep()
-			it++
-			s.alphaStep()
-			if s.sweepLambda {
-				s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
-			}
-		}
+		it = s.stageSweeps(cfg.sweeps, it, cfg.maxIter)
 		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.stageTol, lpStop)
 		it += steps
 		if cfg.lpOnly && certified() {
@@ -286,6 +279,20 @@ func (s *solver) sweepFallback(it, maxIter int) int {
 		s.alphaStep()
 		s.gStep()
 		it++
+	}
+	return it
+}
+
+// stageSweeps runs the sweeps that open an ε stage (at most sweeps of them,
+// stopping at the iteration cap) and returns the iteration count.
+func (s *solver) stageSweeps(sweeps, it, maxIter int) int {
+	for k := 0; k < sweeps && it < maxIter; k++ {
+		s.gStep()
+		it++
+		s.alphaStep()
+		if s.sweepLambda {
+			s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
+		}
 	}
 	return it
 }

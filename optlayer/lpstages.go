@@ -47,22 +47,16 @@ func lpEpsSchedule(tol float64) (start, cert float64) {
 }
 
 // lpStages runs the stages above on a fresh solver (candidates selected,
-// res holding the pooled candidate if any) and returns the iteration count
-// and the snapshot. stop is the per-step certificate of solveInstance (on
-// the state evalPhi leaves), certified its test.
-func (s *solver) lpStages(cfg config, res *Result, Ptmp []float64, stop, certified func() bool) (it int, snap *state) {
+// the result holding the pooled candidate if any) and returns the iteration
+// count and the snapshot. stop, certified and cert are solveInstance's: the
+// per-step certificate (on the state evalPhi leaves), its test, and the
+// certificate on the column-exact state (without Plans).
+func (s *solver) lpStages(cfg config, stop, certified func() bool, cert func()) (it int, snap *state) {
 	selL := cutLog + math.Log(float64(s.n)) + candMargin
 	start, epsC := lpEpsSchedule(cfg.tol)
 	s.setEps(start)
 	for it < cfg.maxIter {
-		for k := 0; k < cfg.sweeps && it < cfg.maxIter; k++ {
-			s.gStep()
-			it++
-			s.alphaStep()
-			if s.sweepLambda {
-				s.lambdaStep(math.Max(stageTol/2, 2*s.resid/float64(s.M)))
-			}
-		}
+		it = s.stageSweeps(cfg.sweeps, it, cfg.maxIter)
 		tight := s.eps <= epsC*(1+1e-12)
 		tol := cfg.stageTol
 		if s.eps >= lpCoarseEps {
@@ -78,14 +72,7 @@ func (s *solver) lpStages(cfg config, res *Result, Ptmp []float64, stop, certifi
 		steps, failed := s.newton(cfg, cfg.maxIter-it, tol, st)
 		it += steps
 		if !certified() {
-			// the certificate on the column-exact state newton leaves
-			if ub := s.upper(Ptmp); ub < res.Objective {
-				res.Objective = ub
-				copy(res.P, Ptmp)
-			}
-			if lb := s.bestLower(res.Objective, cfg.tol); lb > res.LowerBound {
-				res.LowerBound = lb
-			}
+			cert() // the certificate on the column-exact state newton leaves
 		}
 		if certified() || it >= cfg.maxIter || (tight && s.eps <= epsFloor) {
 			break
