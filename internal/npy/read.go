@@ -2,13 +2,13 @@ package npy
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"slices"
 	"unsafe"
 )
 
@@ -83,7 +83,7 @@ const payloadChunk = 1 << 20
 
 // readPayload reads exactly the h.Len()·h.Size data bytes and checks that
 // nothing follows them. It allocates at most payloadChunk bytes up front
-// and then grows its buffer (doubling) as data arrive, so a header
+// and then grows its buffer (bytes.Buffer) as data arrive, so a header
 // announcing more data than the stream holds costs no large allocation,
 // while a payload up to payloadChunk is read into one allocation (no
 // copies; io.ReadAll grows from 512 bytes).
@@ -93,20 +93,11 @@ func readPayload(r io.Reader, h *Header) ([]byte, error) {
 		b := make([]byte, need)
 		return b, readInto(r, h, b)
 	}
-	b := make([]byte, 0, payloadChunk)
-	for int64(len(b)) < need {
-		if len(b) == cap(b) {
-			b = slices.Grow(b, int(min(need-int64(len(b)), int64(cap(b)))))
-		}
-		k, err := r.Read(b[len(b):int(min(int64(cap(b)), need))])
-		b = b[:len(b)+k]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	buf := bytes.NewBuffer(make([]byte, 0, payloadChunk))
+	if _, err := buf.ReadFrom(io.LimitReader(r, need)); err != nil {
+		return nil, err
 	}
+	b := buf.Bytes()
 	return b, checkEnd(r, h, int64(len(b)))
 }
 
