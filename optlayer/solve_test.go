@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -297,6 +298,23 @@ func TestInvalidInputs(t *testing.T) {
 	}
 	if _, err := Solve(nil, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("nil problem: %v", err)
+	}
+	// the first bad cost is named, with what is wrong with it
+	for _, c := range []struct {
+		k    int
+		v    float64
+		want string
+	}{{1, math.NaN(), "Cost[1] (i=0, j=1) = NaN is not finite"}, {3, math.Inf(-1), "Cost[3] (i=1, j=0) = -Inf is not finite"},
+		{5, -1, "Cost[5] (i=1, j=2) = -1 is negative"}, {8, math.Inf(1), "Cost[8] (i=2, j=2) = +Inf is not finite"}} {
+		p := good()
+		p.Cost[c.k] = c.v
+		p.Cost[7] = -2 // a later bad entry is not the one reported
+		if c.k == 8 {
+			p.Cost[7] = 1
+		}
+		if _, err := Solve(p, nil); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("cost %d = %v: got %v, want %q", c.k, c.v, err, c.want)
+		}
 	}
 	bad := []*Settings{{Epsilon: -1}, {Epsilon: math.NaN()}, {Tol: math.Inf(1)}, {MaxIter: -3}, {Epsilon: 1e-9},
 		{Warm: &Dual{G: []float64{0}}}, {Warm: &Dual{G: make([]float64, 3), Lambda: []float64{-1, 0}, Alpha: make([]float64, 6)}}}

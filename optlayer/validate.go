@@ -73,13 +73,12 @@ func (p *Problem) instance() (*instance, error) {
 		if len(p.Cost) != n*n {
 			return nil, invalidf("len(Cost) = %d, want N² = %d", len(p.Cost), n*n)
 		}
-		for k, c := range p.Cost {
+		if k := badCost(p.Cost); k >= 0 {
+			c := p.Cost[k]
 			if math.IsNaN(c) || math.IsInf(c, 0) {
 				return nil, invalidf("Cost[%d] (i=%d, j=%d) = %v is not finite", k, k/n, k%n, c)
 			}
-			if c < 0 {
-				return nil, invalidf("Cost[%d] (i=%d, j=%d) = %v is negative", k, k/n, k%n, c)
-			}
+			return nil, invalidf("Cost[%d] (i=%d, j=%d) = %v is negative", k, k/n, k%n, c)
 		}
 		for i := 0; i < n; i++ {
 			if c := p.Cost[i*n+i]; c != 0 {
@@ -115,6 +114,17 @@ func (p *Problem) instance() (*instance, error) {
 		}
 	}
 	return in, nil
+}
+
+// badCost returns the index of the first cost that is not finite and ≥ 0,
+// or −1 (one comparison pair per entry: NaN fails both).
+func badCost(c []float64) int {
+	for k, x := range c {
+		if !(x >= 0 && x <= math.MaxFloat64) {
+			return k
+		}
+	}
+	return -1
 }
 
 // symmetric reports whether the n×n matrix c equals its transpose (checked

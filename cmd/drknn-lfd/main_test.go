@@ -8,10 +8,12 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/optlayer"
@@ -539,5 +541,31 @@ func TestGCPolicy(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != n {
 		t.Fatalf("missing costs: onSize called with %v, want [%d]", got, n)
+	}
+}
+
+// Ctrl-C is caught (and cancels the run) only above gcOffMaxN points.
+func TestCatchInterrupt(t *testing.T) {
+	for _, n := range []int{2, 200, gcOffMaxN} {
+		if catchInterrupt(n, func() { t.Errorf("n = %d: cancelled", n) }) {
+			t.Fatalf("n = %d: Ctrl-C caught, want the default (the process ends)", n)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer signal.Reset(os.Interrupt)
+	if !catchInterrupt(gcOffMaxN+1, cancel) {
+		t.Fatalf("n = %d: Ctrl-C not caught", gcOffMaxN+1)
+	}
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := self.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("SIGINT did not cancel the run")
 	}
 }

@@ -142,7 +142,9 @@ func (r *Request) check() (optlayer.Metric, error) {
 	return 0, inputf("-metric %q: want euclidean or sqeuclidean", r.Metric)
 }
 
-// load reads and checks every input file.
+// load reads every input file and checks their shapes and the labels; the
+// values of a problem are checked once, by optlayer.Solve (its ErrInvalid
+// becomes ErrInput).
 func (r *Request) load(metric optlayer.Metric) (*optlayer.Problem, []float64, error) {
 	raw, err := npy.ReadInt64(r.LabelsPath)
 	if err != nil {
@@ -189,13 +191,6 @@ func (r *Request) load(metric optlayer.Metric) (*optlayer.Problem, []float64, er
 	}
 	if len(r.Theta) != 1 && len(r.Theta) != m {
 		return nil, nil, inputf("-theta: %d values, want 1 or M = %d (one per class)", len(r.Theta), m)
-	}
-	if prob.Features == nil {
-		// (a features problem is validated by Solve: Validate would
-		// compute its n×n costs a second time)
-		if err := prob.Validate(); err != nil {
-			return nil, nil, fmt.Errorf("%w: %w", ErrInput, err)
-		}
 	}
 	if r.GradPPath == "" {
 		return prob, nil, nil
