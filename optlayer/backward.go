@@ -92,6 +92,7 @@ type state struct {
 	theta   []float64
 	cbar    float64 // mean cost (scale of the λ preconditioner)
 	forceCG bool
+	noKKT   bool    // the solve found the plan too dense for the direct solve (densekkt.go)
 	par     bool    // class-parallel operator products
 	reg     float64 // Levenberg–Marquardt term reg·diag(H₀) (Newton only)
 	feat    []float64
@@ -116,6 +117,7 @@ func (s *solver) snapshot(cfg config, resid float64) *state {
 	}
 	st = s.loadState(st, cfg.cgTol, resid, false)
 	st.forceCG = cfg.forceCG
+	st.noKKT = s.kktOff
 	st.unconverged = cfg.lpOnly && !(resid <= cfg.regTol && s.eps == cfg.eps)
 	return st
 }
@@ -361,9 +363,16 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 	}
 	x := make([]float64, dim)
 	var err error
-	if dim <= denseMax && !st.forceCG && st.r1a == nil { // assemble knows no rank-one classes
+	var kkt kktDense
+	switch {
+	case st.eps < smallEps && dim <= kktMax && !st.forceCG && st.r1a == nil && !st.noKKT && st.kktFactor(&kkt):
+		// small ε: the sparse direct solve of densekkt.go (a singular
+		// system, with every class active in every row, fails the
+		// factorisation and takes the paths below)
+		kkt.solve(rhs, x)
+	case dim <= denseMax && !st.forceCG && st.r1a == nil: // assemble knows no rank-one classes
 		err = st.solveDense(rhs, x, w)
-	} else {
+	default:
 		err = st.solveCG(rhs, x, w)
 	}
 	if err != nil {

@@ -98,6 +98,12 @@ func TestVJPFiniteDifferences(t *testing.T) {
 		checkVJP(t, p, c.eps, false, int64(k))
 		checkVJP(t, p, c.eps, true, int64(k))
 	}
+	// target ε below smallEps: exact Newton steps and the sparse direct
+	// backward solve (densekkt.go)
+	for k, eps := range []float64{0.005, 0.002} {
+		p := gaussProblem(int64(50+k), 16, 3, 3, 0.3)
+		checkVJP(t, p, eps, false, int64(10+k))
+	}
 	// asymmetric costs, per-class radii, one class pinned at ϑ = 0
 	rng := rand.New(rand.NewSource(9))
 	p := randomCostProblem(rng, 10, 3)

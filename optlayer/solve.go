@@ -120,7 +120,10 @@ type solver struct {
 	colsum              []float64 // per position (evalPhi)
 	resid               float64   // Σ_j |column sum − 1/n_m| seen by the last column step
 	rebuilds, cgIters   int
-	budgetEvals         int // budgetAt calls (one class each)
+	kktSolves           int      // Newton systems solved by the sparse direct solve
+	kkt                 kktDense // its scratch
+	kktOff              bool     // a factorisation had too much fill: CG for the rest of the solve
+	budgetEvals         int      // budgetAt calls (one class each)
 	sweepLambda         bool
 	lmReg               float64
 	cbar                float64 // mean cost
