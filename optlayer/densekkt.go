@@ -149,9 +149,10 @@ func (st *state) kktFactor(k *kktDense) bool {
 		}
 		k.wi, k.wv, k.wc = wi, wv, wc
 	}
-	// a factorisation with more fill than a few CG iterations' work is
-	// abandoned (CG then)
-	k.maxOps = 20 * (nnz + M*n)
+	// a factorisation with more fill than a CG solve of the system would
+	// cost (≈ 20 iterations of two passes over γ and the M×n row arrays)
+	// is abandoned (CG then)
+	k.maxOps = 40 * (nnz + 5*M*n)
 	return k.factor()
 }
 
