@@ -1,6 +1,9 @@
 package optlayer
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // The reduced KKT system solved directly, exploiting the sparsity of γ.
 //
@@ -9,12 +12,14 @@ import "math"
 // mass, of 2,500), so the reduced operator H (state.assemble) is sparse too:
 // its g block couples two columns only through a row where both carry mass
 // in active classes, and the λ rows are an arrowhead border. kktDense forms
-// H row by row of γ into a dense dim×dim array and factorises it by a
-// right-looking Cholesky that skips zero multipliers; with the λ indices last
-// the fill-in stays within the connected components of the g block. The work
-// is then O(dim²) for the dense array plus a few thousand multiply-adds,
-// where one conjugate-gradient iteration costs two passes over γ and the
-// M×n row arrays.
+// H row by row of γ in a dim×dim array, keeping for every column the rows of
+// its structural non-zeros below the diagonal (entries outside that pattern
+// are never read, so the array is never cleared), and factorises it by a
+// right-looking Cholesky over the pattern; with the λ indices last the
+// fill-in stays within the connected components of the g block. The work is
+// a few thousand multiply-adds and O(dim + nnz) bookkeeping, where one
+// conjugate-gradient iteration costs two passes over γ and the M×n row
+// arrays.
 
 // kktNnz is the largest number of entries of γ per column for which the
 // direct solve is tried (the benchmark family at ε = 1e-3: 2–4).
@@ -22,15 +27,19 @@ const kktNnz = 16
 
 // kktDense is the scratch of kktFactor (kept with the Newton state).
 type kktDense struct {
-	a           []float64 // dim×dim, row-major; its lower triangle holds L after factor
+	a           []float64 // dim×dim, row-major; its lower triangle holds L after factor (on the pattern)
 	dim         int
+	stamp       []int32 // stamp[i·dim+j] == gen: (i, j) is in the pattern
+	gen         int32
+	pat         [][]int32 // pat[j]: the rows i > j of column j's pattern
 	rp          []int     // row i of γ: entries rp[i] … rp[i+1]−1 of rq, rv
 	rq          []int32   // their column positions
 	rv          []float64 // their γ
 	cls         []int     // class of each column position
-	nz          []int     // factor's multiplier rows
 	d0          []float64 // the diagonal before factor
 	ops, maxOps int       // multiply-adds of the factorisation so far, and the cap
+	fill        []int     // counting sort scratch
+	lc          []float64 // factor's column scratch
 	wi          []int     // assemble's per-row index list
 	wv          []float64 // and values
 	wc          []int     // and classes
@@ -50,10 +59,17 @@ func (st *state) kktFactor(k *kktDense) bool {
 	k.dim = dim
 	if cap(k.a) < dim*dim {
 		k.a = make([]float64, dim*dim)
+		k.stamp = make([]int32, dim*dim)
+		k.gen = 0
 	}
-	A := k.a[:dim*dim]
-	for i := range A {
-		A[i] = 0
+	k.a, k.stamp = k.a[:dim*dim], k.stamp[:dim*dim]
+	A := k.a
+	k.gen++
+	if len(k.pat) < dim {
+		k.pat = append(k.pat, make([][]int32, dim-len(k.pat))...)
+	}
+	for j := range k.pat[:dim] {
+		k.pat[j] = k.pat[j][:0]
 	}
 	if len(k.cls) != n {
 		k.cls = make([]int, n)
@@ -63,13 +79,14 @@ func (st *state) kktFactor(k *kktDense) bool {
 			}
 		}
 	}
-	// H₀ (lower triangle): column sums, −qc couplings to λ, Σγc²
+	// H₀: column sums, −qc couplings to λ, Σγc² (the diagonal is always
+	// in the pattern and written first)
 	for m := 0; m < M; m++ {
 		b := st.bi[m]
 		for q := st.off[m]; q < st.off[m+1]; q++ {
 			A[q*dim+q] = st.colsum[q] + st.reg*st.dg[q]
 			if b >= 0 {
-				A[b*dim+q] = -st.qc[q]
+				k.add(b, q, -st.qc[q])
 			}
 		}
 		if b >= 0 {
@@ -94,8 +111,7 @@ func (st *state) kktFactor(k *kktDense) bool {
 		k.rq, k.rv = make([]int32, nnz), make([]float64, nnz)
 	}
 	rq, rv := k.rq[:nnz], k.rv[:nnz]
-	fill := k.nz[:0]
-	fill = append(fill, rp[:n]...)
+	fill := append(k.fill[:0], rp[:n]...)
 	for q := 0; q < n; q++ {
 		for e := st.cp[q]; e < st.cp[q+1]; e++ {
 			i := st.ri[e]
@@ -104,7 +120,7 @@ func (st *state) kktFactor(k *kktDense) bool {
 			fill[i]++
 		}
 	}
-	k.nz = fill[:0]
+	k.fill = fill
 	// For row i with active classes A_i: w = γ(i, q)/p_m(i) on the columns
 	// q of class m ∈ A_i and −pc_m(i)/p_m(i) on λ_m; H gets
 	// w_x w_y (1/D_i − [same class] p_m(i)) for every pair (D_i = Σ 1/p_m).
@@ -136,16 +152,16 @@ func (st *state) kktFactor(k *kktDense) bool {
 		}
 		// wi is increasing (rows of γ by column position, then λ indices)
 		for x := range wi {
-			rx := A[wi[x]*dim:]
-			vx, mx := wv[x], wc[x]
+			vx, mx, ix := wv[x], wc[x], wi[x]
 			px := st.p[mx*n+i]
-			for y := 0; y <= x; y++ {
+			for y := 0; y < x; y++ {
 				c := di
 				if wc[y] == mx {
 					c -= px
 				}
-				rx[wi[y]] += vx * wv[y] * c
+				k.add(ix, wi[y], vx*wv[y]*c)
 			}
+			A[ix*dim+ix] += vx * vx * (di - px)
 		}
 		k.wi, k.wv, k.wc = wi, wv, wc
 	}
@@ -156,11 +172,24 @@ func (st *state) kktFactor(k *kktDense) bool {
 	return k.factor()
 }
 
+// add adds v to the entry (i, j), i > j, of the lower triangle, entering it
+// in the pattern first.
+func (k *kktDense) add(i, j int, v float64) {
+	x := i*k.dim + j
+	if k.stamp[x] != k.gen {
+		k.stamp[x] = k.gen
+		k.a[x] = v
+		k.pat[j] = append(k.pat[j], int32(i))
+		return
+	}
+	k.a[x] += v
+}
+
 // factor overwrites the lower triangle of k.a with its Cholesky factor L
-// (right-looking, skipping zero multipliers).
+// (right-looking, over the pattern, which takes the fill-in).
 func (k *kktDense) factor() bool {
 	dim := k.dim
-	A := k.a[:dim*dim]
+	A := k.a
 	if len(k.d0) < dim {
 		k.d0 = make([]float64, dim)
 	}
@@ -178,24 +207,38 @@ func (k *kktDense) factor() bool {
 		l := math.Sqrt(d)
 		A[c*dim+c] = l
 		il := 1 / l
-		nz := k.nz[:0]
-		for i := c + 1; i < dim; i++ {
-			if v := A[i*dim+c]; v != 0 {
-				A[i*dim+c] = v * il
-				nz = append(nz, i)
-			}
-		}
-		if k.ops += len(nz) * (len(nz) + 1) / 2; k.ops > k.maxOps {
+		pc := k.pat[c]
+		if k.ops += len(pc) * (len(pc) + 1) / 2; k.ops > k.maxOps {
 			return false // too much fill: not the sparse plan this is for
 		}
-		for a, i := range nz {
-			ri := A[i*dim:]
-			f := ri[c]
-			for _, j := range nz[:a+1] {
-				ri[j] -= f * A[j*dim+c]
+		slices.Sort(pc)
+		lc := k.lc[:0] // column c of L on its pattern, contiguous
+		for _, i := range pc {
+			x := A[int(i)*dim+c] * il
+			A[int(i)*dim+c] = x
+			lc = append(lc, x)
+		}
+		k.lc = lc
+		gen := k.gen
+		for a, i := range pc {
+			li := lc[a]
+			if li == 0 {
+				continue
+			}
+			ri := A[int(i)*dim : int(i+1)*dim]
+			si := k.stamp[int(i)*dim : int(i+1)*dim]
+			ri[i] -= li * li
+			for b, j := range pc[:a] { // j < i: the entry (i, j)
+				v := li * lc[b]
+				if si[j] != gen {
+					si[j] = gen
+					ri[j] = -v
+					k.pat[j] = append(k.pat[j], i)
+					continue
+				}
+				ri[j] -= v
 			}
 		}
-		k.nz = nz
 	}
 	return true
 }
@@ -203,28 +246,23 @@ func (k *kktDense) factor() bool {
 // solve writes x = (L Lᵀ)⁻¹ b.
 func (k *kktDense) solve(b, x []float64) {
 	dim := k.dim
-	A := k.a[:dim*dim]
-	for i := 0; i < dim; i++ {
-		ri := A[i*dim : i*dim+i+1]
-		v := b[i]
-		for j, l := range ri[:i] {
-			if l != 0 {
-				v -= l * x[j]
-			}
-		}
-		x[i] = v / ri[i]
-	}
-	for i := dim - 1; i >= 0; i-- {
-		v := x[i] / A[i*dim+i]
-		x[i] = v
+	A := k.a
+	copy(x[:dim], b[:dim])
+	for c := 0; c < dim; c++ {
+		v := x[c] / A[c*dim+c]
+		x[c] = v
 		if v == 0 {
 			continue
 		}
-		ri := A[i*dim : i*dim+i]
-		for j, l := range ri {
-			if l != 0 {
-				x[j] -= l * v
-			}
+		for _, i := range k.pat[c] {
+			x[i] -= A[int(i)*dim+c] * v
 		}
+	}
+	for c := dim - 1; c >= 0; c-- {
+		v := x[c]
+		for _, i := range k.pat[c] {
+			v -= A[int(i)*dim+c] * x[i]
+		}
+		x[c] = v / A[c*dim+c]
 	}
 }

@@ -101,7 +101,7 @@ func putResult(h hash.Hash, put func(...float64), r *Result, grads bool) {
 // (driver.go); the answers at ε = 1e-3 moved within RegTol (PReg by ≤ 3e-7,
 // objectives by ≤ 1.1e-7 relative). The solves with a target ε ≥ 0.01 are
 // TestGoldenLargeEps's and did not move.
-const wantDigest = "f4b683d9d76796f017521427607061f472b0b2db0836ff33e8892f87894ed313"
+const wantDigest = "34b6928be2211ef2c57ea90b8151a0a85509e733af71dbc0db2f81d7972c4fba"
 
 // TestRegularisedUnchanged pins every float of the regularised answers,
 // gradients and the LPOnly solves outside the LP-only stages.
