@@ -101,7 +101,7 @@ func putResult(h hash.Hash, put func(...float64), r *Result, grads bool) {
 // (driver.go); the answers at ε = 1e-3 moved within RegTol (PReg by ≤ 3e-7,
 // objectives by ≤ 1.1e-7 relative). The solves with a target ε ≥ 0.01 are
 // TestGoldenLargeEps's and did not move.
-const wantDigest = "34b6928be2211ef2c57ea90b8151a0a85509e733af71dbc0db2f81d7972c4fba"
+const wantDigest = "0530271d432263f07bc4eccf0906f3c83135d902f1706185b936c5139caa7195"
 
 // TestRegularisedUnchanged pins every float of the regularised answers,
 // gradients and the LPOnly solves outside the LP-only stages.
