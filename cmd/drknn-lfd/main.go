@@ -52,8 +52,8 @@ const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidea
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
-	sized := func(n int) {
-		setGC(n)
+	sized := func(n, repeat int) {
+		setGC(n, repeat)
 		catchInterrupt(n, cancel)
 	}
 	code := report(run(ctx, os.Args[1:], os.Stdout, os.Stderr, sized), os.Stderr)
@@ -89,22 +89,31 @@ const gcOffMaxN = 1000
 // the collector is off (many -repeat solves, a backward pass).
 const gcOffLimit = 256 << 20
 
-// gcPolicy is the garbage collector's setting for a problem of n points.
-// Up to gcOffMaxN points it is off, with a soft memory limit as the net: a
-// solve then allocates a few MB (peak RSS of a forward solve, measured: n =
-// 200 7 MB, n = 500 26 MB off vs 19 MB at 25%), and the collection cycles
-// cost 1–3 ms of a 10–20 ms command at n = 200. Above, 25%: the n×n costs
-// dominate the heap (0.8 GB at n = 10,000), so collect before doubling it
-// (n = 2,000: 85 MB at 25%, 143 MB off). limit < 0 leaves the limit as it is.
-func gcPolicy(n int) (percent int, limit int64) {
-	if n <= gcOffMaxN {
-		return -1, gcOffLimit
+// gcPolicy is the garbage collector's setting for a problem of n points
+// solved repeat times (-repeat; 0 or 1: once). Solved once with up to
+// gcOffMaxN points it is off, with a soft memory limit as the net: a solve
+// then allocates a few MB (peak RSS of a forward solve, measured: n = 200
+// 7 MB, n = 500 26 MB off vs 19 MB at 25%), and the collection cycles cost
+// 1–3 ms of a 10–20 ms command at n = 200. Solved repeatedly (timing), the
+// runtime's default 100%: each solve's memory is garbage by the next, and
+// collecting it lets the next reuse those pages instead of faulting in fresh
+// ones (measured, forward + backward at n = 50, median of 400: 0.90 ms with
+// the collector off, 0.78 ms at 100%). Above gcOffMaxN points, 25%: the n×n
+// costs dominate the heap (0.8 GB at n = 10,000), so collect before doubling
+// it (n = 2,000: 85 MB at 25%, 143 MB off). limit < 0 leaves the limit as it
+// is.
+func gcPolicy(n, repeat int) (percent int, limit int64) {
+	switch {
+	case n > gcOffMaxN:
+		return 25, -1
+	case repeat > 1:
+		return 100, -1
 	}
-	return 25, -1
+	return -1, gcOffLimit
 }
 
-func setGC(n int) {
-	percent, limit := gcPolicy(n)
+func setGC(n, repeat int) {
+	percent, limit := gcPolicy(n, repeat)
 	debug.SetGCPercent(percent)
 	debug.SetMemoryLimit(limit)
 }
@@ -128,10 +137,10 @@ func report(err error, stderr io.Writer) int {
 }
 
 // run parses args, solves and prints the summary. onSize, if not nil, is
-// called with n once the labels are read, before the costs (main sets the
-// garbage collector's policy there; tests pass nil and leave the process's
-// policy alone).
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize func(n int)) error {
+// called with n and -repeat once the labels are read, before the costs (main
+// sets the garbage collector's policy there; tests pass nil and leave the
+// process's policy alone).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize func(n, repeat int)) error {
 	fs := flag.NewFlagSet("drknn-lfd", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var r lfdio.Request
@@ -167,7 +176,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize fu
 	if r.Theta, err = lfdio.ParseTheta(*theta); err != nil {
 		return err
 	}
-	r.Sized = onSize
+	if onSize != nil {
+		r.Sized = func(n int) { onSize(n, r.Repeat) }
+	}
 	sum, err := lfdio.Run(ctx, r)
 	if err != nil {
 		return err

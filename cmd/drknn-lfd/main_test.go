@@ -78,7 +78,7 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 }
 
 // runCmdHook is runCmd with run's size hook.
-func runCmdHook(t *testing.T, onSize func(n int), args ...string) (int, string, string) {
+func runCmdHook(t *testing.T, onSize func(n, repeat int), args ...string) (int, string, string) {
 	t.Helper()
 	var so, se bytes.Buffer
 	code := report(run(context.Background(), args, &so, &se, onSize), &se)
@@ -508,17 +508,20 @@ func TestUncertified(t *testing.T) {
 	}
 }
 
-// The collector is off (with a soft memory limit) up to gcOffMaxN points
-// and at 25% above, and run reports n to the hook before reading the costs.
+// The collector is off (with a soft memory limit) for one solve of up to
+// gcOffMaxN points, at the default 100% for repeated solves and at 25% above
+// gcOffMaxN points; run reports n and -repeat to the hook before reading the
+// costs.
 func TestGCPolicy(t *testing.T) {
 	for _, c := range []struct {
-		n       int
-		percent int
-		limit   int64
-	}{{2, -1, gcOffLimit}, {50, -1, gcOffLimit}, {200, -1, gcOffLimit}, {gcOffMaxN, -1, gcOffLimit},
-		{gcOffMaxN + 1, 25, -1}, {10000, 25, -1}} {
-		if p, l := gcPolicy(c.n); p != c.percent || l != c.limit {
-			t.Errorf("gcPolicy(%d) = %d, %d; want %d, %d", c.n, p, l, c.percent, c.limit)
+		n, repeat int
+		percent   int
+		limit     int64
+	}{{2, 0, -1, gcOffLimit}, {50, 1, -1, gcOffLimit}, {200, 0, -1, gcOffLimit}, {gcOffMaxN, 1, -1, gcOffLimit},
+		{50, 2, 100, -1}, {gcOffMaxN, 400, 100, -1},
+		{gcOffMaxN + 1, 0, 25, -1}, {10000, 1, 25, -1}, {10000, 5, 25, -1}} {
+		if p, l := gcPolicy(c.n, c.repeat); p != c.percent || l != c.limit {
+			t.Errorf("gcPolicy(%d, %d) = %d, %d; want %d, %d", c.n, c.repeat, p, l, c.percent, c.limit)
 		}
 	}
 	dir := t.TempDir()
@@ -526,21 +529,28 @@ func TestGCPolicy(t *testing.T) {
 	x, y := problem1D(t, 1, n, m)
 	cpath := writeF(t, filepath.Join(dir, "c.npy"), costs1D(x), n, n)
 	ypath := writeI(t, filepath.Join(dir, "y.npy"), y)
-	var got []int
-	onSize := func(n int) { got = append(got, n) }
+	var got [][2]int
+	onSize := func(n, repeat int) { got = append(got, [2]int{n, repeat}) }
 	if code, _, se := runCmdHook(t, onSize, "-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", filepath.Join(dir, "p.npy")); code != 0 {
 		t.Fatalf("exit %d: %s", code, se)
 	}
-	if len(got) != 1 || got[0] != n {
-		t.Fatalf("onSize called with %v, want [%d]", got, n)
+	if len(got) != 1 || got[0] != [2]int{n, 0} {
+		t.Fatalf("onSize called with %v, want [[%d 0]]", got, n)
+	}
+	got = nil
+	if code, _, se := runCmdHook(t, onSize, "-cost", cpath, "-labels", ypath, "-theta", "0.1", "-repeat", "3", "-out", filepath.Join(dir, "p.npy")); code != 0 {
+		t.Fatalf("-repeat 3: exit %d: %s", code, se)
+	}
+	if len(got) != 1 || got[0] != [2]int{n, 3} {
+		t.Fatalf("-repeat 3: onSize called with %v, want [[%d 3]]", got, n)
 	}
 	// the costs are read after the hook: a missing cost file fails after it
 	got = nil
 	if code, _, _ := runCmdHook(t, onSize, "-cost", filepath.Join(dir, "missing.npy"), "-labels", ypath, "-theta", "0.1", "-out", filepath.Join(dir, "q.npy")); code != 2 {
 		t.Fatalf("missing costs: exit %d, want 2", code)
 	}
-	if len(got) != 1 || got[0] != n {
-		t.Fatalf("missing costs: onSize called with %v, want [%d]", got, n)
+	if len(got) != 1 || got[0] != [2]int{n, 0} {
+		t.Fatalf("missing costs: onSize called with %v, want [[%d 0]]", got, n)
 	}
 }
 
