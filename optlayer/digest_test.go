@@ -99,9 +99,11 @@ func putResult(h hash.Hash, put func(...float64), r *Result, grads bool) {
 // the commit. Recorded with the regime of a target ε below smallEps: exact
 // Newton steps at the target (newton.go, densekkt.go) and its own ε stages
 // (driver.go); the answers at ε = 1e-3 moved within RegTol (PReg by ≤ 3e-7,
-// objectives by ≤ 1.1e-7 relative). The solves with a target ε ≥ 0.01 are
-// TestGoldenLargeEps's and did not move.
-const wantDigest = "0530271d432263f07bc4eccf0906f3c83135d902f1706185b936c5139caa7195"
+// objectives by ≤ 1.1e-7 relative), and again with its row exponentials in
+// vector (rowWeights: PReg, objective and VJP within 1e-12 relative on most
+// instances, ≤ 9e-6 / 2e-8 / 1.1e-5 at n = 500, ε = 1e-4). The solves with a
+// target ε ≥ 0.01 are TestGoldenLargeEps's and did not move.
+const wantDigest = "f62152ff6841834ba448e12d4cb6749fae2bc4dd27bf9958b9085686062f0874"
 
 // TestRegularisedUnchanged pins every float of the regularised answers,
 // gradients and the LPOnly solves outside the LP-only stages.

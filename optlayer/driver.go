@@ -71,6 +71,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	// a target ε below smallEps (newton.go), cold, on a problem that starts
 	// dense: ε stages of its own (smallEpsStages)
 	small := cfg.eps < smallEps && cfg.warm == nil && !large
+	s.vecExp = cfg.eps < smallEps
 	adaptive := false
 	if cfg.epsFactor == 0 {
 		cfg.epsFactor = epsFactor

@@ -34,6 +34,7 @@ func (s *solver) evalPhi() float64 {
 	}
 	// water filling with a_m(i) = log s_m(i) + rowmax_m(i)
 	a, al := s.wfA, s.wfT
+	vec := s.vecExp
 	for i := 0; i < n; i++ {
 		for m := 0; m < M; m++ {
 			if sm := s.s[m*n+i]; sm > 0 {
@@ -50,8 +51,15 @@ func (s *solver) evalPhi() float64 {
 		for m := 0; m < M; m++ {
 			k := m*n + i
 			s.alpha[k] = al[m]
-			s.u[k] = math.Exp(s.alpha0[k] - al[m]*ie)
-			s.p[k] = s.u[k] * s.s[k]
+			if !vec {
+				s.u[k] = math.Exp(s.alpha0[k] - al[m]*ie)
+				s.p[k] = s.u[k] * s.s[k]
+			}
+		}
+	}
+	if vec {
+		for m := 0; m < M; m++ {
+			s.rowWeights(m, ie)
 		}
 	}
 	if s.par && M > 1 {
@@ -71,6 +79,39 @@ func (s *solver) evalPhi() float64 {
 	}
 	return phi - s.eps*mass
 }
+
+// rowWeights is the end of evalPhi's row pass for class m when the target ε
+// is below smallEps (s.vecExp): u = e^(α₀ − α/ε) by the vector exponential
+// (vexp, about 2 ulp; e^x below e^−vexpCut is 0) instead of math.Exp row by
+// row, and p = u·s. A class with an exponent above vexpCut (or NaN) takes
+// math.Exp. (The rows' exponentials were 12% of a solve at n = 50.)
+func (s *solver) rowWeights(m int, ie float64) {
+	n := s.n
+	a0, al := s.alpha0[m*n:(m+1)*n], s.alpha[m*n:(m+1)*n]
+	u, p, sm := s.u[m*n:(m+1)*n], s.p[m*n:(m+1)*n], s.s[m*n:(m+1)*n]
+	u, p, sm = u[:len(a0)], p[:len(a0)], sm[:len(a0)]
+	inDomain := true
+	for i, x := range a0 {
+		x -= al[i] * ie
+		u[i] = x
+		if !(x <= vexpCut) {
+			inDomain = false
+		}
+	}
+	if inDomain {
+		vexp.ExpShiftSum(u, 0, vexpCut)
+	} else {
+		for i, x := range u {
+			u[i] = math.Exp(x)
+		}
+	}
+	for i, x := range u {
+		p[i] = x * sm[i]
+	}
+}
+
+// vexpCut bounds the exponents rowWeights gives the vector exponential.
+const vexpCut = 700
 
 // phiKernel is evalPhi's kernel pass for class m: log-domain exponents,
 // row maxima in s.alpha0, then the kernel and its row sums s.s.

@@ -123,6 +123,7 @@ type solver struct {
 	kktSolves           int      // Newton systems solved by the sparse direct solve
 	kkt                 kktDense // its scratch
 	kktOff              bool     // a factorisation had too much fill: CG for the rest of the solve
+	vecExp              bool     // target ε < smallEps: evalPhi's row exponentials in vector (rowWeights)
 	budgetEvals         int      // budgetAt calls (one class each)
 	sweepLambda         bool
 	lmReg               float64

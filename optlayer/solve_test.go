@@ -596,3 +596,49 @@ func TestLPOnly(t *testing.T) {
 		t.Fatalf("ObjectiveGrad after LPOnly: %v, want ErrNotConverged", err)
 	}
 }
+
+// rowWeights (evalPhi's row pass below smallEps) against math.Exp: within a
+// few ulp in vexp's domain, math.Exp itself for a class with an exponent
+// above it, 0 below e^−vexpCut.
+func TestRowWeights(t *testing.T) {
+	p := gaussProblem(3, 40, 2, 4, 0.1)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSolver(in)
+	n := s.n
+	rng := rand.New(rand.NewSource(1))
+	for k := range s.alpha0 {
+		s.alpha0[k] = 40 * rng.NormFloat64()
+		s.alpha[k] = rng.Float64()
+		s.s[k] = rng.Float64()
+	}
+	ie := 1 / 0.01
+	s.alpha0[3] = 800 + s.alpha[3]*ie      // class 0: one exponent of 800, beyond vexp's domain
+	s.alpha0[n+5] = -720 + s.alpha[n+5]*ie // class 1: e^−720 (a subnormal) is 0
+	for m := 0; m < 2; m++ {
+		s.rowWeights(m, ie)
+	}
+	for k, u := range s.u {
+		x := s.alpha0[k] - s.alpha[k]*ie
+		want := math.Exp(x)
+		switch {
+		case k == n+5:
+			if u != 0 {
+				t.Errorf("u[%d] = e^%v = %v, want 0 (below the cut)", k, x, u)
+			}
+		case k < n: // the class beyond the domain: math.Exp exactly
+			if u != want {
+				t.Errorf("u[%d] = %v, want math.Exp(%v) = %v", k, u, x, want)
+			}
+		default:
+			if math.Abs(u-want) > 4e-16*want {
+				t.Errorf("u[%d] = %v, math.Exp(%v) = %v", k, u, x, want)
+			}
+		}
+		if s.p[k] != u*s.s[k] {
+			t.Errorf("p[%d] = %v, want u·s = %v", k, s.p[k], u*s.s[k])
+		}
+	}
+}
