@@ -35,11 +35,22 @@ func (s *solver) evalPhi() float64 {
 	// water filling with a_m(i) = log s_m(i) + rowmax_m(i)
 	a, al := s.wfA, s.wfT
 	vec := s.vecExp
+	if vec { // the levels by the vector logarithm, class by class
+		if len(s.la) != M*n {
+			s.la = make([]float64, M*n)
+		}
+		for m := 0; m < M; m++ {
+			vexp.LogAdd(s.la[m*n:(m+1)*n], s.s[m*n:(m+1)*n], s.alpha0[m*n:(m+1)*n])
+		}
+	}
 	for i := 0; i < n; i++ {
 		for m := 0; m < M; m++ {
-			if sm := s.s[m*n+i]; sm > 0 {
+			switch sm := s.s[m*n+i]; {
+			case vec:
+				a[m] = s.la[m*n+i]
+			case sm > 0:
 				a[m] = math.Log(sm) + s.alpha0[m*n+i]
-			} else {
+			default:
 				a[m] = math.Inf(-1)
 			}
 		}
@@ -81,7 +92,8 @@ func (s *solver) evalPhi() float64 {
 }
 
 // rowWeights is the end of evalPhi's row pass for class m when the target ε
-// is below smallEps (s.vecExp): u = e^(α₀ − α/ε) by the vector exponential
+// is below smallEps (s.vecExp; its levels log s + α₀ are vexp.LogAdd's
+// then): u = e^(α₀ − α/ε) by the vector exponential
 // (vexp, about 2 ulp; e^x below e^−vexpCut is 0) instead of math.Exp row by
 // row, and p = u·s. A class with an exponent above vexpCut (or NaN) takes
 // math.Exp. (The rows' exponentials were 12% of a solve at n = 50.)

@@ -120,11 +120,12 @@ type solver struct {
 	colsum              []float64 // per position (evalPhi)
 	resid               float64   // Σ_j |column sum − 1/n_m| seen by the last column step
 	rebuilds, cgIters   int
-	kktSolves           int      // Newton systems solved by the sparse direct solve
-	kkt                 kktDense // its scratch
-	kktOff              bool     // a factorisation had too much fill: CG for the rest of the solve
-	vecExp              bool     // target ε < smallEps: evalPhi's row exponentials in vector (rowWeights)
-	budgetEvals         int      // budgetAt calls (one class each)
+	kktSolves           int       // Newton systems solved by the sparse direct solve
+	kkt                 kktDense  // its scratch
+	kktOff              bool      // a factorisation had too much fill: CG for the rest of the solve
+	vecExp              bool      // target ε < smallEps: evalPhi's row logarithms and exponentials in vector (rowWeights)
+	la                  []float64 // M×n: evalPhi's water-filling levels when vecExp
+	budgetEvals         int       // budgetAt calls (one class each)
 	sweepLambda         bool
 	lmReg               float64
 	cbar                float64 // mean cost

@@ -151,6 +151,81 @@ func ExpShiftSum(x []float64, sh, cut float64) float64 {
 	return lanes(acc[:])
 }
 
+// LogAdd sets dst[i] = log(x[i]) + add[i] where x[i] > 0 and −∞ where
+// x[i] ≤ 0 or is NaN (the water-filling levels of the solver's rows).
+// dst, x and add have the same length. On normal x the logarithm is
+// logNormal's (within 1 ulp of math.Log), four at a time with AVX2+FMA; a
+// call with any x[i] that is neither 0 nor normal and finite is computed
+// entry by entry, math.Log for those entries.
+func LogAdd(dst, x, add []float64) {
+	n := len(dst)
+	x, add = x[:n], add[:n]
+	n4 := 0
+	if useAsm && n >= 4 {
+		n4 = n &^ 3
+		if logAddAVX(&dst[0], &x[0], &add[0], n4) != 0 {
+			n4 = 0 // an entry outside the kernel's domain
+		}
+	}
+	for i := n4; i < n; i++ {
+		dst[i] = logAdd1(x[i], add[i])
+	}
+}
+
+func logAdd1(x, add float64) float64 {
+	switch {
+	case !(x > 0):
+		return math.Inf(-1)
+	case x < minNormal || x > math.MaxFloat64:
+		return math.Log(x) + add
+	}
+	return logNormal(x) + add
+}
+
+// logNormal is math.Log's algorithm (FreeBSD's e_log.c: x = 2^k·(1+f),
+// log(1+f) = f − s·(f − R) with s = f/(2+f) and a minimax R(s²)) for a
+// normal finite x > 0, with the exponent and fraction taken from the bits
+// and the two polynomials in fused multiply–adds; the conversions keep the
+// compiler from fusing anything else, so the vector kernel (the same
+// operations in the same order) gives the same bits.
+func logNormal(x float64) float64 {
+	b := math.Float64bits(x)
+	k := math.Float64frombits(b>>52|twoP52Bits) - twoP52
+	f1 := math.Float64frombits(b&fracMask | halfBits)
+	k -= 1022
+	if f1 < math.Sqrt2/2 {
+		f1 += f1
+		k -= 1
+	}
+	f := f1 - 1
+	s := f / (2 + f)
+	s2 := s * s
+	s4 := s2 * s2
+	t1 := s2 * math.FMA(s4, math.FMA(s4, math.FMA(s4, logL7, logL5), logL3), logL1)
+	t2 := s4 * math.FMA(s4, math.FMA(s4, logL6, logL4), logL2)
+	r := t1 + t2
+	hfsq := float64(0.5*f) * f
+	a := float64(s*(hfsq+r)) + float64(k*ln2LoLog)
+	return float64(k*ln2HiLog) - ((hfsq - a) - f)
+}
+
+const (
+	twoP52Bits = 0x4330000000000000
+	twoP52     = 1 << 52
+	fracMask   = 1<<52 - 1
+	halfBits   = 0x3fe0000000000000
+	minNormal  = 0x1p-1022
+	logL1      = 6.666666666666735130e-01
+	logL2      = 3.999999999940941908e-01
+	logL3      = 2.857142874366239149e-01
+	logL4      = 2.222219843214978396e-01
+	logL5      = 1.818357216161805012e-01
+	logL6      = 1.531383769920937332e-01
+	logL7      = 1.479819860511658591e-01
+	ln2HiLog   = 6.93147180369123816490e-01
+	ln2LoLog   = 1.90821492927058770002e-10
+)
+
 // WeightedMoments returns, with w_i = k[i]·u[i], Σ w_i, Σ w_i c_i and
 // Σ w_i c_i² (four lanes, as ExpMoments).
 func WeightedMoments(k, u, c []float64) (s0, s1, s2 float64) {

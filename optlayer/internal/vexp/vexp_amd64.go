@@ -29,3 +29,6 @@ func weightedMomentsAVX(k, u, c *float64, n int, acc *[12]float64)
 
 //go:noescape
 func pairUpdateAVX(f float64, xi, xj, oi, oj *float64, n int)
+
+//go:noescape
+func logAddAVX(dst, x, add *float64, n int) (bad int)

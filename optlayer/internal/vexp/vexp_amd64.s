@@ -289,3 +289,159 @@ pairloop:
 pairdone:
 	VZEROUPPER
 	RET
+
+// Constants of logAddAVX, each replicated in four lanes.
+DATA logc<>+0(SB)/8, $0x4330000000000000 // 2⁵² (exponent field to double)
+DATA logc<>+8(SB)/8, $0x4330000000000000
+DATA logc<>+16(SB)/8, $0x4330000000000000
+DATA logc<>+24(SB)/8, $0x4330000000000000
+DATA logc<>+32(SB)/8, $0x000fffffffffffff // fraction mask
+DATA logc<>+40(SB)/8, $0x000fffffffffffff
+DATA logc<>+48(SB)/8, $0x000fffffffffffff
+DATA logc<>+56(SB)/8, $0x000fffffffffffff
+DATA logc<>+64(SB)/8, $0x3fe0000000000000 // 0.5
+DATA logc<>+72(SB)/8, $0x3fe0000000000000
+DATA logc<>+80(SB)/8, $0x3fe0000000000000
+DATA logc<>+88(SB)/8, $0x3fe0000000000000
+DATA logc<>+96(SB)/8, $0x408ff00000000000 // 1022
+DATA logc<>+104(SB)/8, $0x408ff00000000000
+DATA logc<>+112(SB)/8, $0x408ff00000000000
+DATA logc<>+120(SB)/8, $0x408ff00000000000
+DATA logc<>+128(SB)/8, $0x3fe6a09e667f3bcd // √2/2
+DATA logc<>+136(SB)/8, $0x3fe6a09e667f3bcd
+DATA logc<>+144(SB)/8, $0x3fe6a09e667f3bcd
+DATA logc<>+152(SB)/8, $0x3fe6a09e667f3bcd
+DATA logc<>+160(SB)/8, $0x3ff0000000000000 // 1
+DATA logc<>+168(SB)/8, $0x3ff0000000000000
+DATA logc<>+176(SB)/8, $0x3ff0000000000000
+DATA logc<>+184(SB)/8, $0x3ff0000000000000
+DATA logc<>+192(SB)/8, $0x4000000000000000 // 2
+DATA logc<>+200(SB)/8, $0x4000000000000000
+DATA logc<>+208(SB)/8, $0x4000000000000000
+DATA logc<>+216(SB)/8, $0x4000000000000000
+DATA logc<>+224(SB)/8, $0x3fc2f112df3e5244 // L7
+DATA logc<>+232(SB)/8, $0x3fc2f112df3e5244
+DATA logc<>+240(SB)/8, $0x3fc2f112df3e5244
+DATA logc<>+248(SB)/8, $0x3fc2f112df3e5244
+DATA logc<>+256(SB)/8, $0x3fc7466496cb03de // L5
+DATA logc<>+264(SB)/8, $0x3fc7466496cb03de
+DATA logc<>+272(SB)/8, $0x3fc7466496cb03de
+DATA logc<>+280(SB)/8, $0x3fc7466496cb03de
+DATA logc<>+288(SB)/8, $0x3fd2492494229359 // L3
+DATA logc<>+296(SB)/8, $0x3fd2492494229359
+DATA logc<>+304(SB)/8, $0x3fd2492494229359
+DATA logc<>+312(SB)/8, $0x3fd2492494229359
+DATA logc<>+320(SB)/8, $0x3fe5555555555593 // L1
+DATA logc<>+328(SB)/8, $0x3fe5555555555593
+DATA logc<>+336(SB)/8, $0x3fe5555555555593
+DATA logc<>+344(SB)/8, $0x3fe5555555555593
+DATA logc<>+352(SB)/8, $0x3fc39a09d078c69f // L6
+DATA logc<>+360(SB)/8, $0x3fc39a09d078c69f
+DATA logc<>+368(SB)/8, $0x3fc39a09d078c69f
+DATA logc<>+376(SB)/8, $0x3fc39a09d078c69f
+DATA logc<>+384(SB)/8, $0x3fcc71c51d8e78af // L4
+DATA logc<>+392(SB)/8, $0x3fcc71c51d8e78af
+DATA logc<>+400(SB)/8, $0x3fcc71c51d8e78af
+DATA logc<>+408(SB)/8, $0x3fcc71c51d8e78af
+DATA logc<>+416(SB)/8, $0x3fd999999997fa04 // L2
+DATA logc<>+424(SB)/8, $0x3fd999999997fa04
+DATA logc<>+432(SB)/8, $0x3fd999999997fa04
+DATA logc<>+440(SB)/8, $0x3fd999999997fa04
+DATA logc<>+448(SB)/8, $0x3fe62e42fee00000 // Ln2Hi
+DATA logc<>+456(SB)/8, $0x3fe62e42fee00000
+DATA logc<>+464(SB)/8, $0x3fe62e42fee00000
+DATA logc<>+472(SB)/8, $0x3fe62e42fee00000
+DATA logc<>+480(SB)/8, $0x3dea39ef35793c76 // Ln2Lo
+DATA logc<>+488(SB)/8, $0x3dea39ef35793c76
+DATA logc<>+496(SB)/8, $0x3dea39ef35793c76
+DATA logc<>+504(SB)/8, $0x3dea39ef35793c76
+DATA logc<>+512(SB)/8, $0x0010000000000000 // smallest normal
+DATA logc<>+520(SB)/8, $0x0010000000000000
+DATA logc<>+528(SB)/8, $0x0010000000000000
+DATA logc<>+536(SB)/8, $0x0010000000000000
+DATA logc<>+544(SB)/8, $0x7fefffffffffffff // largest finite
+DATA logc<>+552(SB)/8, $0x7fefffffffffffff
+DATA logc<>+560(SB)/8, $0x7fefffffffffffff
+DATA logc<>+568(SB)/8, $0x7fefffffffffffff
+DATA logc<>+576(SB)/8, $0xfff0000000000000 // −∞
+DATA logc<>+584(SB)/8, $0xfff0000000000000
+DATA logc<>+592(SB)/8, $0xfff0000000000000
+DATA logc<>+600(SB)/8, $0xfff0000000000000
+GLOBL logc<>(SB), RODATA|NOPTR, $608
+
+// func logAddAVX(dst, x, add *float64, n int) (bad int)
+// For k < n (a multiple of 4): dst[k] = logNormal(x[k]) + add[k], or −∞
+// where x[k] = 0, with logNormal's operations in its order (vexp.go). bad
+// is nonzero when some x[k] is neither 0 nor a normal finite positive number
+// (those lanes are then wrong and the caller recomputes).
+TEXT ·logAddAVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ add+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ R8, R8
+	TESTQ CX, CX
+	JE    lgdone
+
+lgloop:
+	VMOVUPD (SI), Y0
+	// domain: 0, or normal and finite (anything else sets bad)
+	VCMPPD $0x1D, logc<>+512(SB), Y0, Y13  // x ≥ smallest normal
+	VCMPPD $0x12, logc<>+544(SB), Y0, Y12  // x ≤ largest finite
+	VANDPD Y12, Y13, Y13
+	VXORPD Y12, Y12, Y12
+	VCMPPD $0x00, Y12, Y0, Y15             // x == 0
+	VORPD  Y15, Y13, Y12
+	VMOVMSKPD Y12, AX
+	XORQ  $15, AX
+	ORQ   AX, R8
+	// e = exponent field as a double; f1 = fraction in [0.5, 1)
+	VPSRLQ $52, Y0, Y1
+	VPOR   logc<>+0(SB), Y1, Y1
+	VSUBPD logc<>+0(SB), Y1, Y1
+	VANDPD logc<>+32(SB), Y0, Y2
+	VORPD  logc<>+64(SB), Y2, Y2
+	VSUBPD logc<>+96(SB), Y1, Y1           // k = e − 1022
+	VCMPPD $0x11, logc<>+128(SB), Y2, Y3   // f1 < √2/2
+	VANDPD Y3, Y2, Y4
+	VADDPD Y4, Y2, Y2                      // f1 += f1 there
+	VANDPD logc<>+160(SB), Y3, Y4
+	VSUBPD Y4, Y1, Y1                      // k −= 1 there
+	VSUBPD logc<>+160(SB), Y2, Y2          // f = f1 − 1
+	VADDPD logc<>+192(SB), Y2, Y5
+	VDIVPD Y5, Y2, Y5                      // s = f / (2 + f)
+	VMULPD Y5, Y5, Y6                      // s2
+	VMULPD Y6, Y6, Y7                      // s4
+	VMOVUPD logc<>+224(SB), Y8
+	VFMADD213PD logc<>+256(SB), Y7, Y8     // s4·L7 + L5
+	VFMADD213PD logc<>+288(SB), Y7, Y8     // s4·… + L3
+	VFMADD213PD logc<>+320(SB), Y7, Y8     // s4·… + L1
+	VMULPD Y8, Y6, Y8                      // t1 = s2·(…)
+	VMOVUPD logc<>+352(SB), Y9
+	VFMADD213PD logc<>+384(SB), Y7, Y9     // s4·L6 + L4
+	VFMADD213PD logc<>+416(SB), Y7, Y9     // s4·… + L2
+	VMULPD Y9, Y7, Y9                      // t2 = s4·(…)
+	VADDPD Y9, Y8, Y8                      // R = t1 + t2
+	VMULPD logc<>+64(SB), Y2, Y10
+	VMULPD Y2, Y10, Y10                    // hfsq = (0.5·f)·f
+	VADDPD Y8, Y10, Y11                    // hfsq + R
+	VMULPD Y11, Y5, Y11                    // s·(hfsq + R)
+	VMULPD logc<>+480(SB), Y1, Y4          // k·Ln2Lo
+	VADDPD Y4, Y11, Y11                    // s·(hfsq + R) + k·Ln2Lo
+	VSUBPD Y11, Y10, Y11                   // hfsq − (…)
+	VSUBPD Y2, Y11, Y11                    // (…) − f
+	VMULPD logc<>+448(SB), Y1, Y4          // k·Ln2Hi
+	VSUBPD Y11, Y4, Y4                     // k·Ln2Hi − (…)
+	VADDPD (DX), Y4, Y4                    // + add
+	VBLENDVPD Y15, logc<>+576(SB), Y4, Y4  // −∞ where x == 0
+	VMOVUPD Y4, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	SUBQ    $4, CX
+	JNE     lgloop
+
+lgdone:
+	MOVQ R8, bad+32(FP)
+	VZEROUPPER
+	RET

@@ -12,3 +12,5 @@ func expShiftSumAVX(x *float64, n int, sh, negCut float64, acc *[4]float64) { pa
 func weightedMomentsAVX(k, u, c *float64, n int, acc *[12]float64)          { panic("unreachable") }
 
 func pairUpdateAVX(f float64, xi, xj, oi, oj *float64, n int) { panic("unreachable") }
+
+func logAddAVX(dst, x, add *float64, n int) (bad int) { panic("unreachable") }
