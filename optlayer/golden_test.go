@@ -106,14 +106,7 @@ func gaussShift(seed int64, n, M, dim int, shift float64, metric Metric) *Proble
 	for k := range means {
 		means[k] = rng.NormFloat64() * shift
 	}
-	labels := make([]int, n)
-	for i := range labels {
-		if i < M {
-			labels[i] = i
-		} else {
-			labels[i] = rng.Intn(M)
-		}
-	}
+	labels := everyClassLabels(rng, n, M)
 	x := make([]float64, n*dim)
 	for i := 0; i < n; i++ {
 		for k := 0; k < dim; k++ {

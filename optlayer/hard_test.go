@@ -35,14 +35,7 @@ var (
 func hardProblem(kind string, seed int64, n, M int) *Problem {
 	rng := rand.New(rand.NewSource(seed))
 	const dim = 16
-	labels := make([]int, n)
-	for i := range labels {
-		if i < M {
-			labels[i] = i
-		} else {
-			labels[i] = rng.Intn(M)
-		}
-	}
+	labels := everyClassLabels(rng, n, M)
 	x := make([]float64, n*dim)
 	for k := range x {
 		x[k] = rng.NormFloat64()
@@ -88,14 +81,7 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 // labels (every class present), Euclidean costs, ϑ = thetaRel × median cost.
 func overlapProblem(seed int64, n, M, dim int, thetaRel float64) *Problem {
 	rng := rand.New(rand.NewSource(seed))
-	labels := make([]int, n)
-	for i := range labels {
-		if i < M {
-			labels[i] = i
-		} else {
-			labels[i] = rng.Intn(M)
-		}
-	}
+	labels := everyClassLabels(rng, n, M)
 	x := make([]float64, n*dim)
 	for k := range x {
 		x[k] = rng.NormFloat64()
@@ -202,4 +188,18 @@ func TestExportHard(t *testing.T) {
 			}
 		}
 	}
+}
+
+// everyClassLabels returns n labels in 0…M−1: points 0…M−1 get one class
+// each (every class present), the rest a class from rng.
+func everyClassLabels(rng *rand.Rand, n, M int) []int {
+	labels := make([]int, n)
+	for i := range labels {
+		if i < M {
+			labels[i] = i
+		} else {
+			labels[i] = rng.Intn(M)
+		}
+	}
+	return labels
 }
