@@ -6,8 +6,8 @@ import (
 	"math"
 	"math/rand"
 
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/model"
-	G "gorgonia.org/gorgonia"
 )
 
 // Few-shot network baselines of the paper's Table 1. Each trains the same

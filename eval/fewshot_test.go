@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/drknn/drknn/datasets"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/model"
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 

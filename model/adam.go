@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/model/internal/kern"
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 

@@ -7,7 +7,7 @@ import (
 	"math/rand"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
+	G "github.com/drknn/drknn/internal/gorgonia"
 )
 
 // TestAdamReadMatchesAccumulated: reading a gradient as g + 0 (Adam from

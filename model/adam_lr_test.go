@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"gorgonia.org/tensor"
 )
 

@@ -5,7 +5,7 @@ import (
 	"syscall"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"gorgonia.org/tensor"
 )
 

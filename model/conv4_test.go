@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	G "gorgonia.org/gorgonia"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"gorgonia.org/tensor"
 )
 

@@ -3,7 +3,7 @@ package model
 import (
 	"fmt"
 
-	G "gorgonia.org/gorgonia"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"gorgonia.org/tensor"
 )
 

@@ -3,7 +3,7 @@ package model
 import (
 	"fmt"
 
-	G "gorgonia.org/gorgonia"
+	G "github.com/drknn/drknn/internal/gorgonia"
 )
 
 // Identity is no network: the embedding of a sample is the sample itself,

@@ -6,11 +6,11 @@ package model
 import "C"
 
 import (
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/model/internal/kern"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/netlib/blas/netlib"
-	G "gorgonia.org/gorgonia"
 )
 
 // With the openblas build tag, every BLAS call — this package's kernels

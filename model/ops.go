@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/chewxy/hm"
-	G "gorgonia.org/gorgonia"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"gorgonia.org/tensor"
 )
 

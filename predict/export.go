@@ -549,7 +549,7 @@ func versions() map[string]string {
 		v["drknn"] = bi.Main.Version
 		for _, dep := range bi.Deps {
 			switch dep.Path {
-			case "gorgonia.org/gorgonia", "gonum.org/v1/gonum":
+			case "github.com/drknn/drknn/internal/gorgonia", "gonum.org/v1/gonum":
 				v[dep.Path] = dep.Version
 			}
 		}

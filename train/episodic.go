@@ -8,10 +8,10 @@ import (
 	"slices"
 
 	"github.com/drknn/drknn/datasets"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/internal/lossop"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer/gop"
-	G "gorgonia.org/gorgonia"
 )
 
 // Objectives of the episodic trainer.

@@ -6,9 +6,9 @@ import (
 	"math/rand"
 
 	"github.com/drknn/drknn/datasets"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer/gop"
-	G "gorgonia.org/gorgonia"
 )
 
 // Settings control one run of Algorithm 1 on an episode's training samples.

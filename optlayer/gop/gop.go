@@ -29,9 +29,9 @@ import (
 	"sync"
 
 	"github.com/chewxy/hm"
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/internal/lossop"
 	"github.com/drknn/drknn/optlayer"
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 

@@ -5,9 +5,9 @@ import (
 	"math/rand"
 	"testing"
 
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 

@@ -5,8 +5,8 @@ import (
 	"math/rand"
 	"testing"
 
+	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/optlayer"
-	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
