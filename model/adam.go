@@ -81,11 +81,11 @@ func NewAdam(s AdamSettings, nodes G.Nodes) (*Adam, error) {
 		}
 		switch d := t.Data().(type) {
 		case []float32:
-			a.m = append(a.m, make([]float32, len(d)))
-			a.v = append(a.v, make([]float32, len(d)))
+			a.m = append(a.m, writtenZeros[float32](len(d)))
+			a.v = append(a.v, writtenZeros[float32](len(d)))
 		case []float64:
-			a.m = append(a.m, make([]float64, len(d)))
-			a.v = append(a.v, make([]float64, len(d)))
+			a.m = append(a.m, writtenZeros[float64](len(d)))
+			a.v = append(a.v, writtenZeros[float64](len(d)))
 		default:
 			return nil, fmt.Errorf("model: Adam: node %q has dtype %v", n.Name(), t.Dtype())
 		}

@@ -83,3 +83,62 @@ func randT[T Float](rng *rand.Rand, n int) []T {
 	}
 	return x
 }
+
+// TestGemmWorkspaceReuse: the pooled workspace (gemmWS) holds the last
+// call's copies; a product made with one full of NaN must equal, bit for
+// bit, the product made with a fresh one, for every transposition and
+// edge shape (the copies are fully written or cleared before use).
+func TestGemmWorkspaceReuse(t *testing.T) {
+	testGemmWorkspaceReuse[float32](t)
+	testGemmWorkspaceReuse[float64](t)
+}
+
+func testGemmWorkspaceReuse[T Float](t *testing.T) {
+	if !useFastGemm {
+		t.Skip("no fast kernels on this CPU: gemm uses BLAS, without a workspace")
+	}
+	rng := rand.New(rand.NewSource(2))
+	nan := T(math.NaN())
+	dirty := func() *gemmWS[T] {
+		ws := new(gemmWS[T])
+		for _, p := range []*[]T{&ws.edgeA, &ws.edgeB, &ws.at, &ws.ct} {
+			*p = make([]T, 1<<16)
+			for i := range *p {
+				(*p)[i] = nan
+			}
+		}
+		return ws
+	}
+	for _, m := range []int{1, 7, 50} {
+		for _, n := range []int{5, 17, 400} {
+			for _, k := range []int{3, 50, fastKC + 1} {
+				for _, tA := range []bool{false, true} {
+					for _, tB := range []bool{false, true} {
+						lda, ldb := k, n
+						if tA {
+							lda = m
+						}
+						if tB {
+							ldb = k
+						}
+						a, b := randT[T](rng, m*k), randT[T](rng, k*n)
+						c0 := randT[T](rng, m*n)
+						for _, acc := range []bool{false, true} {
+							fresh, reused := append([]T(nil), c0...), append([]T(nil), c0...)
+							ok1 := gemmFastWS(new(gemmWS[T]), tA, tB, m, n, k, a, lda, b, ldb, acc, fresh, n)
+							ok2 := gemmFastWS(dirty(), tA, tB, m, n, k, a, lda, b, ldb, acc, reused, n)
+							if ok1 != ok2 {
+								t.Fatalf("%T m%d n%d k%d tA%v tB%v acc%v: ok %v with a fresh workspace, %v with a used one", T(0), m, n, k, tA, tB, acc, ok1, ok2)
+							}
+							for i := range fresh {
+								if math.Float64bits(float64(fresh[i])) != math.Float64bits(float64(reused[i])) {
+									t.Fatalf("%T m%d n%d k%d tA%v tB%v acc%v: c[%d] = %v with a used workspace, %v with a fresh one", T(0), m, n, k, tA, tB, acc, i, reused[i], fresh[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
