@@ -163,11 +163,40 @@ func (a *Adam) Step() error {
 }
 
 // firstNonFinite returns the index of the first NaN or ±Inf in x, or −1.
-// x·0 is 0 for finite x and NaN otherwise, so four running sums find out
-// cheaply whether to look further.
+// A quick pass finds out whether to look further: the AVX kernel
+// (kern.NonFiniteD/S) for the bulk where the CPU has AVX, and four running
+// sums of x·0 (0 for finite x, NaN otherwise) for the rest.
 func firstNonFinite[T Float](x []T) int {
-	var s0, s1, s2, s3 T
+	if !anyNonFinite(x) {
+		return -1
+	}
+	for i, v := range x {
+		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+			return i
+		}
+	}
+	return -1
+}
+
+func anyNonFinite[T Float](x []T) bool {
 	i := 0
+	if useAdamAsm {
+		var bad bool
+		switch xx := any(x).(type) {
+		case []float32:
+			if i = len(xx) &^ 31; i > 0 {
+				bad = kern.NonFiniteS(&xx[0], i)
+			}
+		case []float64:
+			if i = len(xx) &^ 15; i > 0 {
+				bad = kern.NonFiniteD(&xx[0], i)
+			}
+		}
+		if bad {
+			return true
+		}
+	}
+	var s0, s1, s2, s3 T
 	for ; i+4 <= len(x); i += 4 {
 		s0 += x[i] * 0
 		s1 += x[i+1] * 0
@@ -177,15 +206,7 @@ func firstNonFinite[T Float](x []T) int {
 	for ; i < len(x); i++ {
 		s0 += x[i] * 0
 	}
-	if s0+s1+s2+s3 == 0 {
-		return -1
-	}
-	for i, v := range x {
-		if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
-			return i
-		}
-	}
-	return -1
+	return s0+s1+s2+s3 != 0
 }
 
 // adamUpdate does one fused in-place pass: m ← β1 m + (1−β1) g,

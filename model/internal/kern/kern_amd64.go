@@ -13,6 +13,17 @@ func S6x16(kc int, a *float32, rsA, csA int, b *float32, ldb int, c *float32, ld
 //go:noescape
 func D6x8(kc int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc int, acc int)
 
+// NonFiniteD reports whether x[0:n] holds a NaN or ±Inf (n a multiple of
+// 16); AdamAvailable tells whether it can run.
+//
+//go:noescape
+func NonFiniteD(x *float64, n int) bool
+
+// NonFiniteS is NonFiniteD for float32 (n a multiple of 32).
+//
+//go:noescape
+func NonFiniteS(x *float32, n int) bool
+
 // AdamAvailable reports whether AdamS and AdamD can run.
 var AdamAvailable = cpu.X86.HasAVX
 

@@ -14,6 +14,10 @@ func D6x8(kc int, a *float64, rsA, csA int, b *float64, ldb int, c *float64, ldc
 
 const AdamAvailable = false
 
+func NonFiniteD(x *float64, n int) bool { panic("unreachable") }
+
+func NonFiniteS(x *float32, n int) bool { panic("unreachable") }
+
 func AdamS(w, gr, m, v *float32, n int, p *[8]float32) { panic("unreachable") }
 
 func AdamD(w, gr, m, v *float64, n int, p *[8]float64) { panic("unreachable") }
