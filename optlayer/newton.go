@@ -35,24 +35,23 @@ func (s *solver) evalPhi() float64 {
 	// water filling with a_m(i) = log s_m(i) + rowmax_m(i)
 	a, al := s.wfA, s.wfT
 	vec := s.vecExp
-	if vec { // the levels by the vector logarithm, class by class
-		if len(s.la) != M*n {
-			s.la = make([]float64, M*n)
-		}
-		for m := 0; m < M; m++ {
-			vexp.LogAdd(s.la[m*n:(m+1)*n], s.s[m*n:(m+1)*n], s.alpha0[m*n:(m+1)*n])
+	// the levels, class by class: the vector logarithm (vexp.LogAdd) when
+	// vec, else math.Log(s) + α₀ (−∞ where s ≤ 0) four at a time, the same
+	// bits (vexp.LogAddGo)
+	if len(s.la) != M*n {
+		s.la = make([]float64, M*n)
+	}
+	for m := 0; m < M; m++ {
+		la, sm, a0 := s.la[m*n:(m+1)*n], s.s[m*n:(m+1)*n], s.alpha0[m*n:(m+1)*n]
+		if vec {
+			vexp.LogAdd(la, sm, a0)
+		} else {
+			vexp.LogAddGo(la, sm, a0)
 		}
 	}
 	for i := 0; i < n; i++ {
 		for m := 0; m < M; m++ {
-			switch sm := s.s[m*n+i]; {
-			case vec:
-				a[m] = s.la[m*n+i]
-			case sm > 0:
-				a[m] = math.Log(sm) + s.alpha0[m*n+i]
-			default:
-				a[m] = math.Inf(-1)
-			}
+			a[m] = s.la[m*n+i]
 		}
 		if !waterfill(a, s.eps, al, s.idx) {
 			for m := 0; m < M; m++ {
@@ -62,15 +61,22 @@ func (s *solver) evalPhi() float64 {
 		for m := 0; m < M; m++ {
 			k := m*n + i
 			s.alpha[k] = al[m]
-			if !vec {
-				s.u[k] = math.Exp(s.alpha0[k] - al[m]*ie)
-				s.p[k] = s.u[k] * s.s[k]
+			if !vec { // the exponent; its math.Exp below
+				s.u[k] = s.alpha0[k] - al[m]*ie
 			}
 		}
 	}
-	if vec {
-		for m := 0; m < M; m++ {
+	for m := 0; m < M; m++ {
+		if vec {
 			s.rowWeights(m, ie)
+			continue
+		}
+		// u = math.Exp of the exponents, four at a time, the same bits
+		// (vexp.ExpGo); p = u·s
+		u, p, sm := s.u[m*n:(m+1)*n], s.p[m*n:(m+1)*n], s.s[m*n:(m+1)*n]
+		vexp.ExpGo(u)
+		for i, x := range u {
+			p[i] = x * sm[i]
 		}
 	}
 	if s.par && M > 1 {

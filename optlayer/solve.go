@@ -124,7 +124,7 @@ type solver struct {
 	kkt                 kktDense  // its scratch
 	kktOff              bool      // a factorisation had too much fill: CG for the rest of the solve
 	vecExp              bool      // target ε < smallEps: evalPhi's row logarithms and exponentials in vector (rowWeights)
-	la                  []float64 // M×n: evalPhi's water-filling levels when vecExp
+	la                  []float64 // M×n: evalPhi's water-filling levels (vexp.LogAdd when vecExp, else vexp.LogAddGo)
 	budgetEvals         int       // budgetAt calls (one class each)
 	sweepLambda         bool
 	lmReg               float64

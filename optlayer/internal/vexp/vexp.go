@@ -269,3 +269,64 @@ func PairUpdate(f float64, xi, xj, oi, oj []float64) {
 		oj[k] -= d
 	}
 }
+
+// ExpGo sets x[i] = math.Exp(x[i]), bit for bit, four at a time with
+// AVX2+FMA: the kernel is archExp's sequence on amd64 with FMA (the one
+// math.Exp takes where the CPU has AVX and FMA, implied by the kernel's
+// AVX2+FMA), its constants, operations and order in four lanes. A group of
+// four with an entry that archExp takes off its plain path (NaN, +∞, above
+// its overflow bound, or a result in the subnormal range or overflowing)
+// is computed by math.Exp entry by entry; arguments whose result underflows
+// to 0 (−∞ included) stay in the kernel. The portable twin is math.Exp.
+func ExpGo(x []float64) {
+	n, i := len(x), 0
+	if useAsm {
+		for n-i >= 4 {
+			i += expGoAVX(&x[i], (n-i)&^3)
+			if n-i < 4 {
+				break
+			}
+			for j := i; j < i+4; j++ { // the group the kernel left
+				x[j] = math.Exp(x[j])
+			}
+			i += 4
+		}
+	}
+	for ; i < n; i++ {
+		x[i] = math.Exp(x[i])
+	}
+}
+
+// LogAddGo sets dst[i] = math.Log(x[i]) + add[i] where x[i] > 0 and −∞
+// where x[i] ≤ 0 or is NaN, bit for bit, four at a time with AVX2: the
+// kernel is archLog's sequence on amd64 (no fused operations), its
+// constants, operations and order in four lanes. A group of four with a
+// positive x[i] that is subnormal or +∞ is computed entry by entry.
+// dst, x and add have the same length. (LogAdd is the solver's other
+// logarithm: logNormal's fused polynomials, within 1 ulp of math.Log.)
+func LogAddGo(dst, x, add []float64) {
+	n, i := len(dst), 0
+	x, add = x[:n], add[:n]
+	if useAsm {
+		for n-i >= 4 {
+			i += logGoAVX(&dst[i], &x[i], &add[i], (n-i)&^3)
+			if n-i < 4 {
+				break
+			}
+			for j := i; j < i+4; j++ { // the group the kernel left
+				dst[j] = logAddGo1(x[j], add[j])
+			}
+			i += 4
+		}
+	}
+	for ; i < n; i++ {
+		dst[i] = logAddGo1(x[i], add[i])
+	}
+}
+
+func logAddGo1(x, add float64) float64 {
+	if x > 0 {
+		return math.Log(x) + add
+	}
+	return math.Inf(-1)
+}

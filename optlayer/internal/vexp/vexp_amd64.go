@@ -32,3 +32,9 @@ func pairUpdateAVX(f float64, xi, xj, oi, oj *float64, n int)
 
 //go:noescape
 func logAddAVX(dst, x, add *float64, n int) (bad int)
+
+//go:noescape
+func expGoAVX(x *float64, n int) (done int)
+
+//go:noescape
+func logGoAVX(dst, x, add *float64, n int) (done int)

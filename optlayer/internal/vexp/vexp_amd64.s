@@ -445,3 +445,226 @@ lgdone:
 	MOVQ R8, bad+32(FP)
 	VZEROUPPER
 	RET
+
+// Constants of expGoAVX, each in four lanes: archExp's (math/exp_amd64.s),
+// written with the same literals so the assembler gives the same bits.
+DATA expgoc<>+0(SB)/8, $1.4426950408889634073599246810018920 // LOG2E
+DATA expgoc<>+8(SB)/8, $1.4426950408889634073599246810018920
+DATA expgoc<>+16(SB)/8, $1.4426950408889634073599246810018920
+DATA expgoc<>+24(SB)/8, $1.4426950408889634073599246810018920
+DATA expgoc<>+32(SB)/8, $0.69314718055966295651160180568695068359375 // LN2U
+DATA expgoc<>+40(SB)/8, $0.69314718055966295651160180568695068359375
+DATA expgoc<>+48(SB)/8, $0.69314718055966295651160180568695068359375
+DATA expgoc<>+56(SB)/8, $0.69314718055966295651160180568695068359375
+DATA expgoc<>+64(SB)/8, $0.28235290563031577122588448175013436025525412068e-12 // LN2L
+DATA expgoc<>+72(SB)/8, $0.28235290563031577122588448175013436025525412068e-12
+DATA expgoc<>+80(SB)/8, $0.28235290563031577122588448175013436025525412068e-12
+DATA expgoc<>+88(SB)/8, $0.28235290563031577122588448175013436025525412068e-12
+DATA expgoc<>+96(SB)/8, $0.0625 // 1/16
+DATA expgoc<>+104(SB)/8, $0.0625
+DATA expgoc<>+112(SB)/8, $0.0625
+DATA expgoc<>+120(SB)/8, $0.0625
+DATA expgoc<>+128(SB)/8, $7.09782712893384e+02 // Overflow
+DATA expgoc<>+136(SB)/8, $7.09782712893384e+02
+DATA expgoc<>+144(SB)/8, $7.09782712893384e+02
+DATA expgoc<>+152(SB)/8, $7.09782712893384e+02
+DATA expgoc<>+160(SB)/8, $2.4801587301587301587e-5 // 1/8!
+DATA expgoc<>+168(SB)/8, $2.4801587301587301587e-5
+DATA expgoc<>+176(SB)/8, $2.4801587301587301587e-5
+DATA expgoc<>+184(SB)/8, $2.4801587301587301587e-5
+DATA expgoc<>+192(SB)/8, $1.9841269841269841270e-4 // 1/7!
+DATA expgoc<>+200(SB)/8, $1.9841269841269841270e-4
+DATA expgoc<>+208(SB)/8, $1.9841269841269841270e-4
+DATA expgoc<>+216(SB)/8, $1.9841269841269841270e-4
+DATA expgoc<>+224(SB)/8, $1.3888888888888888889e-3 // 1/6!
+DATA expgoc<>+232(SB)/8, $1.3888888888888888889e-3
+DATA expgoc<>+240(SB)/8, $1.3888888888888888889e-3
+DATA expgoc<>+248(SB)/8, $1.3888888888888888889e-3
+DATA expgoc<>+256(SB)/8, $8.3333333333333333333e-3 // 1/5!
+DATA expgoc<>+264(SB)/8, $8.3333333333333333333e-3
+DATA expgoc<>+272(SB)/8, $8.3333333333333333333e-3
+DATA expgoc<>+280(SB)/8, $8.3333333333333333333e-3
+DATA expgoc<>+288(SB)/8, $4.1666666666666666667e-2 // 1/4!
+DATA expgoc<>+296(SB)/8, $4.1666666666666666667e-2
+DATA expgoc<>+304(SB)/8, $4.1666666666666666667e-2
+DATA expgoc<>+312(SB)/8, $4.1666666666666666667e-2
+DATA expgoc<>+320(SB)/8, $1.6666666666666666667e-1 // 1/3!
+DATA expgoc<>+328(SB)/8, $1.6666666666666666667e-1
+DATA expgoc<>+336(SB)/8, $1.6666666666666666667e-1
+DATA expgoc<>+344(SB)/8, $1.6666666666666666667e-1
+DATA expgoc<>+352(SB)/8, $0.5 // 1/2
+DATA expgoc<>+360(SB)/8, $0.5
+DATA expgoc<>+368(SB)/8, $0.5
+DATA expgoc<>+376(SB)/8, $0.5
+DATA expgoc<>+384(SB)/8, $1.0 // 1
+DATA expgoc<>+392(SB)/8, $1.0
+DATA expgoc<>+400(SB)/8, $1.0
+DATA expgoc<>+408(SB)/8, $1.0
+DATA expgoc<>+416(SB)/8, $2.0 // 2
+DATA expgoc<>+424(SB)/8, $2.0
+DATA expgoc<>+432(SB)/8, $2.0
+DATA expgoc<>+440(SB)/8, $2.0
+DATA expgoc<>+448(SB)/4, $0x3ff // bias 0x3FF (int32)
+DATA expgoc<>+452(SB)/4, $0x3ff
+DATA expgoc<>+456(SB)/4, $0x3ff
+DATA expgoc<>+460(SB)/4, $0x3ff
+DATA expgoc<>+464(SB)/4, $0x7fe // 0x7FE (int32)
+DATA expgoc<>+468(SB)/4, $0x7fe
+DATA expgoc<>+472(SB)/4, $0x7fe
+DATA expgoc<>+476(SB)/4, $0x7fe
+DATA expgoc<>+480(SB)/4, $0xffffffcb // -53 (int32)
+DATA expgoc<>+484(SB)/4, $0xffffffcb
+DATA expgoc<>+488(SB)/4, $0xffffffcb
+DATA expgoc<>+492(SB)/4, $0xffffffcb
+GLOBL expgoc<>(SB), RODATA|NOPTR, $496
+
+// func expGoAVX(x *float64, n int) (done int)
+// For k < n (a multiple of 4), four at a time: x[k] = math.Exp(x[k]) by
+// archExp's FMA sequence (math/exp_amd64.s, branch avxfma) in four lanes:
+// the same constants, operations and order; the exponent by VCVTPD2DQ and
+// VCVTDQ2PD (CVTSD2SL and CVTSL2SD, rounding to nearest). A lane whose
+// biased exponent is ≤ −53 (or whose x is −∞ or a large negative number,
+// the conversion giving 0x80000000) is 0, archExp's underflow. A group with
+// a lane that archExp would take elsewhere (NaN, > Overflow, a biased
+// exponent in [−52, 0] or ≥ 0x7FF) stops the loop before it is stored:
+// done is the number of entries written.
+TEXT ·expGoAVX(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	XORQ AX, AX
+
+egloop:
+	CMPQ AX, CX
+	JGE  egdone
+	VMOVUPD (DI)(AX*8), Y0
+	VCMPPD  $0x12, expgoc<>+128(SB), Y0, Y15 // x ≤ Overflow (false for NaN)
+	VMULPD  expgoc<>+0(SB), Y0, Y1           // LOG2E·x
+	VCVTPD2DQY Y1, X2                        // exponent (int32)
+	VCVTDQ2PD X2, Y1
+	VFNMADD231PD expgoc<>+32(SB), Y1, Y0     // x − k·LN2U
+	VFNMADD231PD expgoc<>+64(SB), Y1, Y0     // … − k·LN2L
+	VMULPD  expgoc<>+96(SB), Y0, Y0          // ·1/16
+	VMOVUPD expgoc<>+160(SB), Y3
+	VFMADD213PD expgoc<>+192(SB), Y0, Y3
+	VFMADD213PD expgoc<>+224(SB), Y0, Y3
+	VFMADD213PD expgoc<>+256(SB), Y0, Y3
+	VFMADD213PD expgoc<>+288(SB), Y0, Y3
+	VFMADD213PD expgoc<>+320(SB), Y0, Y3
+	VFMADD213PD expgoc<>+352(SB), Y0, Y3
+	VFMADD213PD expgoc<>+384(SB), Y0, Y3
+	VMULPD  Y3, Y0, Y0
+	VADDPD  expgoc<>+416(SB), Y0, Y3
+	VMULPD  Y3, Y0, Y0
+	VADDPD  expgoc<>+416(SB), Y0, Y3
+	VMULPD  Y3, Y0, Y0
+	VADDPD  expgoc<>+416(SB), Y0, Y3
+	VMULPD  Y3, Y0, Y0
+	VADDPD  expgoc<>+416(SB), Y0, Y3
+	VFMADD213PD expgoc<>+384(SB), Y3, Y0     // ·(…) + 1
+	// ldexp: biased exponent b = k + 0x3FF; plain where 0 < b < 0x7FF,
+	// 0 where b < −52 (and x ≤ Overflow)
+	VPADDD   expgoc<>+448(SB), X2, X2
+	VPXOR    X4, X4, X4
+	VPCMPGTD X4, X2, X4                      // b > 0
+	VPCMPGTD expgoc<>+464(SB), X2, X5        // b > 0x7FE
+	VPANDN   X4, X5, X4                      // 0 < b < 0x7FF
+	VPCMPGTD expgoc<>+480(SB), X2, X6        // b > −53
+	VPMOVSXDQ X4, Y4
+	VPMOVSXDQ X6, Y6
+	VANDPD   Y15, Y4, Y4                     // plain lanes
+	VANDNPD  Y15, Y6, Y6                     // underflow lanes: x ≤ Overflow, b ≤ −53
+	VORPD    Y4, Y6, Y6
+	VMOVMSKPD Y6, BX
+	CMPQ     BX, $15
+	JNE      egdone
+	VPMOVZXDQ X2, Y5
+	VPSLLQ   $52, Y5, Y5                     // 2^(b−0x3FF)
+	VMULPD   Y5, Y0, Y0
+	VANDPD   Y4, Y0, Y0                      // 0 in the underflow lanes
+	VMOVUPD  Y0, (DI)(AX*8)
+	ADDQ     $4, AX
+	JMP      egloop
+
+egdone:
+	MOVQ AX, done+16(FP)
+	VZEROUPPER
+	RET
+
+// func logGoAVX(dst, x, add *float64, n int) (done int)
+// For k < n (a multiple of 4), four at a time: dst[k] = math.Log(x[k]) +
+// add[k] where x[k] > 0, −∞ where x[k] ≤ 0 or NaN, the logarithm by
+// archLog's sequence (math/log_amd64.s: no fused operations, f1 ≤ √2/2
+// doubled). A group with a positive x[k] that is not a normal finite
+// number stops the loop before it is stored: done is the number of entries
+// written.
+TEXT ·logGoAVX(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ add+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+
+lploop:
+	CMPQ AX, CX
+	JGE  lpdone
+	VMOVUPD (SI)(AX*8), Y0
+	VXORPD  Y12, Y12, Y12
+	VCMPPD  $0x1A, Y12, Y0, Y12            // !(x > 0): ≤ 0 or NaN, −∞
+	VCMPPD  $0x1D, logc<>+512(SB), Y0, Y13 // x ≥ smallest normal
+	VCMPPD  $0x12, logc<>+544(SB), Y0, Y14 // x ≤ largest finite
+	VANDPD  Y14, Y13, Y13                  // normal
+	VMOVMSKPD Y12, R8
+	VMOVMSKPD Y13, R9
+	XORQ    R8, R9
+	CMPQ    R9, $15                        // every lane one or the other
+	JNE     lpdone
+	// k = exponent field − 0x3FE; f1 = fraction in [0.5, 1)
+	VPSRLQ $52, Y0, Y1
+	VPOR   logc<>+0(SB), Y1, Y1
+	VSUBPD logc<>+0(SB), Y1, Y1
+	VANDPD logc<>+32(SB), Y0, Y2
+	VORPD  logc<>+64(SB), Y2, Y2
+	VSUBPD logc<>+96(SB), Y1, Y1           // k
+	VCMPPD $0x12, logc<>+128(SB), Y2, Y3   // f1 ≤ √2/2 (archLog's CMPSD NLT)
+	VANDPD logc<>+160(SB), Y3, Y4          // 1 there, else 0
+	VSUBPD Y4, Y1, Y1                      // k −= 1
+	VADDPD logc<>+160(SB), Y4, Y4          // 2 there, else 1
+	VMULPD Y4, Y2, Y2                      // f1 ·= 2
+	VSUBPD logc<>+160(SB), Y2, Y2          // f = f1 − 1
+	VADDPD logc<>+192(SB), Y2, Y5          // 2 + f
+	VDIVPD Y5, Y2, Y5                      // s = f / (2 + f)
+	VMULPD Y5, Y5, Y6                      // s2
+	VMULPD Y6, Y6, Y7                      // s4
+	VMULPD logc<>+224(SB), Y7, Y8          // L7·s4
+	VADDPD logc<>+256(SB), Y8, Y8          // + L5
+	VMULPD Y7, Y8, Y8
+	VADDPD logc<>+288(SB), Y8, Y8          // + L3
+	VMULPD Y7, Y8, Y8
+	VADDPD logc<>+320(SB), Y8, Y8          // + L1
+	VMULPD Y8, Y6, Y8                      // t1 = s2·(…)
+	VMULPD logc<>+352(SB), Y7, Y9          // L6·s4
+	VADDPD logc<>+384(SB), Y9, Y9          // + L4
+	VMULPD Y7, Y9, Y9
+	VADDPD logc<>+416(SB), Y9, Y9          // + L2
+	VMULPD Y9, Y7, Y9                      // t2 = s4·(…)
+	VADDPD Y9, Y8, Y8                      // R = t1 + t2
+	VMULPD logc<>+64(SB), Y2, Y10
+	VMULPD Y2, Y10, Y10                    // hfsq = (0.5·f)·f
+	VADDPD Y10, Y8, Y11                    // R + hfsq
+	VMULPD Y11, Y5, Y11                    // s·(…)
+	VMULPD logc<>+480(SB), Y1, Y4          // k·Ln2Lo
+	VADDPD Y4, Y11, Y11                    // s·(…) + k·Ln2Lo
+	VSUBPD Y11, Y10, Y11                   // hfsq − (…)
+	VSUBPD Y2, Y11, Y11                    // (…) − f
+	VMULPD logc<>+448(SB), Y1, Y4          // k·Ln2Hi
+	VSUBPD Y11, Y4, Y4                     // k·Ln2Hi − (…)
+	VADDPD (DX)(AX*8), Y4, Y4              // + add
+	VBLENDVPD Y12, logc<>+576(SB), Y4, Y4  // −∞ where not x > 0
+	VMOVUPD Y4, (DI)(AX*8)
+	ADDQ    $4, AX
+	JMP     lploop
+
+lpdone:
+	MOVQ AX, done+32(FP)
+	VZEROUPPER
+	RET

@@ -14,3 +14,6 @@ func weightedMomentsAVX(k, u, c *float64, n int, acc *[12]float64)          { pa
 func pairUpdateAVX(f float64, xi, xj, oi, oj *float64, n int) { panic("unreachable") }
 
 func logAddAVX(dst, x, add *float64, n int) (bad int) { panic("unreachable") }
+
+func expGoAVX(x *float64, n int) (done int)           { panic("unreachable") }
+func logGoAVX(dst, x, add *float64, n int) (done int) { panic("unreachable") }
