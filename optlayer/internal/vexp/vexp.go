@@ -8,6 +8,10 @@
 // paths return bit-identical results: a solve does not depend on which path
 // a machine takes or on the alignment of a row.
 //
+// ExpGo and LogAddGo are the exception: their twins are math.Exp and
+// math.Log themselves, and their kernels reproduce amd64's assembly versions
+// of those (archExp's FMA branch, archLog), so both paths give math's bits.
+//
 // DRKNN_PORTABLE=1 in the environment forces the portable path.
 //
 // Exp is accurate to about 2 ulp on the domain the solver uses, [−700, 0];
