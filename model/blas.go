@@ -19,6 +19,10 @@ var useAVX512 = kern.Available && kern.Available512
 // useAdamAsm routes Adam's update to the AVX loop when the CPU has AVX.
 var useAdamAsm = kern.AdamAvailable
 
+// usePoolAsm routes the float64 conv layer's pooling to kern.PoolReluD
+// when the CPU has AVX2.
+var usePoolAsm = kern.Available
+
 // Kernels names the code doing the network's matrix products: "avx512" or
 // "avx2" (this package's assembly kernels), "gonum" (pure Go, CPUs without
 // AVX2/FMA) or "openblas" (the openblas build).

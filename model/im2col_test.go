@@ -110,3 +110,61 @@ func TestConvGradWScratchReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestPoolReluSameBits: the float64 conv layer's pooling in AVX
+// (kern.PoolReluD) gives the bits and indices of the Go loop — Go's max
+// with NaN, ±0, ties and ±Inf in the windows included — on CIFAR-sized
+// (3×32×32) and MNIST-sized inputs with 32 channels.
+func TestPoolReluSameBits(t *testing.T) {
+	if !usePoolAsm {
+		t.Skip("no AVX2: the Go loop is the only path")
+	}
+	rng := rand.New(rand.NewSource(3))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, -1}
+	for _, shape := range [][]int{{3, 32, 32}, {1, 28, 28}} {
+		cfg := Config{Kind: CNN, InShape: shape}.WithDefaults()
+		g := cfg.geom()
+		in := shape[0] * shape[1] * shape[2]
+		for trial := 0; trial < 20; trial++ {
+			x := make([]float64, in)
+			for i := range x {
+				switch r := rng.Intn(10); {
+				case trial%2 == 1 && r == 0:
+					x[i] = special[rng.Intn(len(special))]
+				case r < 4:
+					x[i] = 0 // ties: an image's empty background
+				default:
+					x[i] = rng.NormFloat64()
+				}
+			}
+			w := make([]float64, g.k*g.c9())
+			for i := range w {
+				w[i] = rng.NormFloat64() * 0.5
+			}
+			bias := make([]float64, g.k)
+			for i := range bias {
+				bias[i] = rng.NormFloat64() * 0.1
+				if trial%3 == 2 && i%5 == 0 {
+					bias[i] = special[rng.Intn(len(special))]
+				}
+			}
+			run := func(asm bool) ([]float64, []int32) {
+				saved := usePoolAsm
+				defer func() { usePoolAsm = saved }()
+				usePoolAsm = asm
+				s := newConvScratch[float64](g)
+				transposeW(g, w, s.wT)
+				out, arg := make([]float64, g.flat()), make([]int32, g.flat())
+				convReluPoolSample(g, x, bias, out, arg, s)
+				return out, arg
+			}
+			wantO, wantA := run(false)
+			gotO, gotA := run(true)
+			for i := range wantO {
+				if math.Float64bits(gotO[i]) != math.Float64bits(wantO[i]) || gotA[i] != wantA[i] {
+					t.Fatalf("shape %v trial %d: out[%d] = %v (arg %d), the Go loop gives %v (arg %d)", shape, trial, i, gotO[i], gotA[i], wantO[i], wantA[i])
+				}
+			}
+		}
+	}
+}

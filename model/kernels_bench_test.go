@@ -126,3 +126,30 @@ func BenchmarkKernelConv4Block(b *testing.B) {
 		x = out
 	}
 }
+
+// BenchmarkKernelConvForward64 is the forward conv layer in float64 (the
+// paper's table runs float64), with the pooling in AVX (kern.PoolReluD)
+// and in the Go loop.
+func BenchmarkKernelConvForward64(b *testing.B) {
+	g, x32, w32, bias32, _, _, arg, _ := benchSetup()
+	x, w, bias := to64(x32), to64(w32), to64(bias32)
+	out := make([]float64, 50*g.flat())
+	saved := usePoolAsm
+	defer func() { usePoolAsm = saved }()
+	for _, asm := range []bool{false, saved} {
+		b.Run(fmt.Sprintf("asm=%v", asm), func(b *testing.B) {
+			usePoolAsm = asm
+			for b.Loop() {
+				convReluPoolForward(g, 50, x, w, bias, out, arg)
+			}
+		})
+	}
+}
+
+func to64(x []float32) []float64 {
+	y := make([]float64, len(x))
+	for i, v := range x {
+		y[i] = float64(v)
+	}
+	return y
+}

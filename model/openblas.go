@@ -35,5 +35,9 @@ const useAVX512 = false
 // useAdamAsm routes Adam's update to the AVX loop when the CPU has AVX.
 var useAdamAsm = kern.AdamAvailable
 
+// usePoolAsm routes the float64 conv layer's pooling to kern.PoolReluD
+// when the CPU has AVX2.
+var usePoolAsm = kern.Available
+
 // Kernels names the code doing the network's matrix products: "openblas".
 func Kernels() string { return "openblas" }

@@ -24,6 +24,15 @@ func NonFiniteD(x *float64, n int) bool
 //go:noescape
 func NonFiniteS(x *float32, n int) bool
 
+// PoolReluD is one pooled position of the conv–ReLU–max-pool layer in
+// float64, four channels at a time (k a multiple of 4; see the assembly):
+// out[j*stride] and arg[j*stride] for j < k, from the 2×2 window rows r0
+// and r2 (2k values each) and bias, with the winner's index counted from
+// p0 or p2. Available tells whether it can run.
+//
+//go:noescape
+func PoolReluD(r0, r2, bias *float64, k int, out *float64, arg *int32, stride, p0, p2 int)
+
 // AdamAvailable reports whether AdamS and AdamD can run.
 var AdamAvailable = cpu.X86.HasAVX
 
