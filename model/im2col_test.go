@@ -168,3 +168,41 @@ func TestPoolReluSameBits(t *testing.T) {
 		}
 	}
 }
+
+// TestReluSumSameBits: reluSum (the bias gradient's branch-free sum) gives
+// the bits of the loop it replaced, "if a[o] >= 0 { sum += d[o] }", with
+// NaN, ±Inf and ±0 among both the kept and the skipped terms.
+func TestReluSumSameBits(t *testing.T) {
+	testReluSum[float64](t)
+	testReluSum[float32](t)
+}
+
+func testReluSum[T Float](t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1)}
+	for trial := 0; trial < 2000; trial++ {
+		n := rng.Intn(300)
+		d, a := make([]T, n), make([]int32, n)
+		for o := range d {
+			switch r := rng.Intn(20); {
+			case trial%4 == 3 && r == 0:
+				d[o] = T(special[rng.Intn(len(special))])
+			case r < 3:
+				d[o] = T(math.Copysign(0, float64(rng.Intn(2)*2-1)))
+			default:
+				d[o] = T(rng.NormFloat64())
+			}
+			a[o] = int32(rng.Intn(200)) - 100
+		}
+		var want T
+		for o := range d {
+			if a[o] >= 0 {
+				want += d[o]
+			}
+		}
+		got := reluSum(d, a)
+		if math.Float64bits(float64(got)) != math.Float64bits(float64(want)) && !(got != got && want != want) {
+			t.Fatalf("%T trial %d: reluSum = %v, the loop gives %v", T(0), trial, got, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math"
 	"sync"
 	"unsafe"
 
@@ -81,6 +82,31 @@ func gemmFastWS[T Float](ws *gemmWS[T], tA, tB bool, m, n, k int, a []T, lda int
 		}
 	}
 	return true
+}
+
+// reluSum is Σ d[o] over the o with a[o] ≥ 0, in order from +0 — the
+// loop "if a[o] >= 0 { sum += d[o] }" without its branch, which the ReLU
+// makes a coin flip: the other terms add +0 (the bits of d[o] masked off),
+// and adding +0 changes no sum that starts at +0 (it is never −0), NaN
+// and ±Inf included. a and d have the same length.
+func reluSum[T Float](d []T, a []int32) T {
+	switch dd := any(d).(type) {
+	case []float64:
+		var sum float64
+		for o, ai := range a[:len(dd)] {
+			keep := uint64(int64(^(ai >> 31))) // all ones where ai ≥ 0
+			sum += math.Float64frombits(math.Float64bits(dd[o]) & keep)
+		}
+		return T(sum)
+	case []float32:
+		var sum float32
+		for o, ai := range a[:len(dd)] {
+			keep := uint32(^(ai >> 31))
+			sum += math.Float32frombits(math.Float32bits(dd[o]) & keep)
+		}
+		return T(sum)
+	}
+	panic("unreachable")
 }
 
 // writtenZeros returns n zeros whose memory has been written, not only
@@ -290,13 +316,7 @@ func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw,
 			d := dout[i*fl : (i+1)*fl]
 			a := arg[i*fl : (i+1)*fl]
 			for k := 0; db != nil && k < K; k++ { // the bias sums only when asked for
-				var sum T
-				for o := k * per; o < (k+1)*per; o++ {
-					if a[o] >= 0 {
-						sum += d[o]
-					}
-				}
-				pb[b][k] += sum
+				pb[b][k] += reluSum(d[k*per:(k+1)*per], a[k*per:(k+1)*per])
 			}
 			if dw == nil {
 				continue
@@ -311,10 +331,10 @@ func convReluPoolGradW[T Float](g convGeom, n int, x, dout []T, arg []int32, dw,
 			gemm(false, false, c9, K, hw, 1, s.cols, hw, s.convT, K, 1, pw[b], K)
 			// zero again only what was set (a quarter of convT with 2×2
 			// pooling) instead of clearing it all for the next sample
+			// (branch-free: an unset entry, ai < 0, zeroes entry 0, which
+			// is zero after this loop in any case)
 			for _, ai := range a {
-				if ai >= 0 {
-					s.convT[ai] = 0
-				}
+				s.convT[max(ai, 0)] = 0
 			}
 		}
 	})
