@@ -122,6 +122,9 @@ func (s *solver) snapshot(cfg config, resid float64) *state {
 	return st
 }
 
+// expCutLog is math.Exp(−cutLog), evaluated once (loadState's cut).
+var expCutLog = math.Exp(-cutLog)
+
 // loadState materialises γ = u K v of the current solver state and the
 // quantities of the reduced KKT operator into dst (allocated when nil). With
 // newton set, a class whose budget is violated at λ = 0 also gets a λ
@@ -171,7 +174,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	for m := 0; m < M; m++ {
 		// entries below e^{−(cutLog + log n)} of the column's mass are
 		// dropped: they total less than e^{−40} of it
-		tiny := math.Exp(-cutLog) / float64(n) * s.ninv[m]
+		tiny := expCutLog / float64(n) * s.ninv[m]
 		um := s.u[m*n : (m+1)*n]
 		pm := st.p[m*n : (m+1)*n]
 		pcm := st.pc[m*n : (m+1)*n]

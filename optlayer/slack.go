@@ -101,7 +101,7 @@ func (s *solver) columnStepSlack(m int) bool {
 		}
 		res += math.Abs(s.v[q]*cs - ninv)
 		vq := ninv / cs
-		if vq > math.Exp(absorbBound) || vq < math.Exp(-absorbBound) {
+		if vq > expAbsorbHi || vq < expAbsorbLo {
 			return false
 		}
 		s.v[q] = vq

@@ -80,6 +80,14 @@ const (
 	rowCut = 600.0
 )
 
+// expAbsorbHi and expAbsorbLo are math.Exp(±absorbBound), the bounds of a
+// column scaling, evaluated once (the same bits; columnStep called math.Exp
+// twice per column).
+var (
+	expAbsorbHi = math.Exp(absorbBound)
+	expAbsorbLo = math.Exp(-absorbBound)
+)
+
 type solver struct {
 	in    *instance
 	n, M  int
@@ -124,7 +132,9 @@ type solver struct {
 	kkt                 kktDense  // its scratch
 	kktOff              bool      // a factorisation had too much fill: CG for the rest of the solve
 	vecExp              bool      // target ε < smallEps: evalPhi's row logarithms and exponentials in vector (rowWeights)
-	la                  []float64 // M×n: evalPhi's water-filling levels (vexp.LogAdd when vecExp, else vexp.LogAddGo)
+	la                  []float64 // M×n: evalPhi's and alphaStep's water-filling levels (vexp.LogAdd when vecExp, else vexp.LogAddGo)
+	ax                  []float64 // M×n: alphaStep's α₀/ε, then its exponents
+	rowOK               []bool    // per row: alphaStep's water filling succeeded
 	budgetEvals         int       // budgetAt calls (one class each)
 	sweepLambda         bool
 	lmReg               float64
@@ -310,7 +320,7 @@ func (s *solver) columnStep(m int) bool {
 		}
 		res += math.Abs(s.v[q]*cs - ninv)
 		vq := ninv / cs
-		if vq > math.Exp(absorbBound) || vq < math.Exp(-absorbBound) {
+		if vq > expAbsorbHi || vq < expAbsorbLo {
 			return false
 		}
 		s.v[q] = vq
@@ -392,22 +402,37 @@ func (s *solver) residual() float64 {
 	return math.Max(s.resid/float64(s.M), s.budgetResid())
 }
 
-// alphaStep is the water-filling row block.
+// alphaStep is the water-filling row block. The levels log s_m(i) +
+// α₀_m(i)/ε (−∞ where s ≤ 0) are math.Log's bits four at a time
+// (vexp.LogAddGo), the weights u = math.Exp of the clamped exponents
+// likewise (vexp.ExpGo), class by class.
 func (s *solver) alphaStep() {
 	n, M := s.n, s.M
 	ie := 1 / s.eps
 	a := s.wfA
 	al := s.wfT
+	if len(s.la) != M*n {
+		s.la = make([]float64, M*n)
+	}
+	if len(s.ax) != M*n {
+		s.ax = make([]float64, M*n)
+		s.rowOK = make([]bool, n)
+	}
+	for m := 0; m < M; m++ {
+		a0, ax := s.alpha0[m*n:(m+1)*n], s.ax[m*n:(m+1)*n]
+		ax = ax[:len(a0)]
+		for i, x := range a0 {
+			ax[i] = x * ie
+		}
+		vexp.LogAddGo(s.la[m*n:(m+1)*n], s.s[m*n:(m+1)*n], ax)
+	}
+	ok := s.rowOK[:n]
 	for i := 0; i < n; i++ {
 		for m := 0; m < M; m++ {
-			sm := s.s[m*n+i]
-			if sm > 0 {
-				a[m] = math.Log(sm) + s.alpha0[m*n+i]*ie
-			} else {
-				a[m] = math.Inf(-1)
-			}
+			a[m] = s.la[m*n+i]
 		}
-		if !waterfill(a, s.eps, al, s.idx) {
+		ok[i] = waterfill(a, s.eps, al, s.idx)
+		if !ok[i] {
 			continue
 		}
 		for m := 0; m < M; m++ {
@@ -418,7 +443,17 @@ func (s *solver) alphaStep() {
 				s.need[m] = true
 				x = math.Max(-absorbBound, math.Min(absorbBound, x))
 			}
-			s.u[k] = math.Exp(x)
+			s.ax[k] = x // the exponent of u
+		}
+	}
+	for m := 0; m < M; m++ {
+		ax, um := s.ax[m*n:(m+1)*n], s.u[m*n:(m+1)*n]
+		vexp.ExpGo(ax)
+		um = um[:len(ax)]
+		for i, x := range ax {
+			if ok[i] {
+				um[i] = x
+			}
 		}
 	}
 }
