@@ -381,16 +381,29 @@ func (s *solver) budgetAt(m int, lam float64) (S, dS float64) {
 	n := s.n
 	ie := 1 / s.eps
 	am := s.alpha[m*n : (m+1)*n]
-	buf, gb := s.amScratch, s.gbuf[m&1][0]
+	buf := s.amScratch
 	for q := s.off[m]; q < s.off[m+1]; q++ {
 		cr := s.colCost(q)
-		ag := gather(am, s.colRows(q), gb)
+		b := buf[:len(cr)]
 		mx := math.Inf(-1)
-		for k, c := range cr {
-			a := -(ag[k] + lam*c) * ie
-			buf[k] = a
-			if a > mx {
-				mx = a
+		// α read through the candidate rows (no gathered copy)
+		if rows := s.colRows(q); rows != nil {
+			rows = rows[:len(cr)]
+			for k, c := range cr {
+				a := -(am[rows[k]] + lam*c) * ie
+				b[k] = a
+				if a > mx {
+					mx = a
+				}
+			}
+		} else {
+			am := am[:len(cr)]
+			for k, c := range cr {
+				a := -(am[k] + lam*c) * ie
+				b[k] = a
+				if a > mx {
+					mx = a
+				}
 			}
 		}
 		z, e1, e2 := vexp.ExpMoments(buf[:len(cr)], cr, mx, expCut)

@@ -231,18 +231,31 @@ func (s *solver) rebuild(m int) {
 	le := s.lam[m] * ie
 	ninv := s.ninv[m]
 	lninv := math.Log(ninv)
-	buf := s.gbuf[m&1][0]
 	var S, S2 float64
 	for q := s.off[m]; q < s.off[m+1]; q++ {
 		kr, cr := s.colKern(q), s.colCost(q)
-		ag := gather(am, s.colRows(q), buf)
+		kr = kr[:len(cr)]
 		gq := s.g[q] * ie
 		mx := math.Inf(-1)
-		for k, c := range cr { // ϑ = 0 classes: every candidate has c = 0, λ = 0
-			a := gq - ag[k] - le*c
-			kr[k] = a
-			if a > mx {
-				mx = a
+		// ϑ = 0 classes: every candidate has c = 0, λ = 0; α/ε read
+		// through the candidate rows (no gathered copy)
+		if rows := s.colRows(q); rows != nil {
+			rows = rows[:len(cr)]
+			for k, c := range cr {
+				a := gq - am[rows[k]] - le*c
+				kr[k] = a
+				if a > mx {
+					mx = a
+				}
+			}
+		} else {
+			am := am[:len(cr)]
+			for k, c := range cr {
+				a := gq - am[k] - le*c
+				kr[k] = a
+				if a > mx {
+					mx = a
+				}
 			}
 		}
 		sum := vexp.ExpShiftSum(kr, mx, expCut) // kr = e^(kr − mx), 0 below the cut
@@ -286,35 +299,14 @@ func (s *solver) columnStep(m int) bool {
 	n := s.n
 	um := s.u[m*n : (m+1)*n]
 	ninv := s.ninv[m]
-	buf := s.gbuf[m&1][0]
 	var S, S2, res float64
 	for q := s.off[m]; q < s.off[m+1]; q++ {
-		kr, cr := s.colKern(q), s.colCost(q)
-		ug := gather(um, s.colRows(q), buf)
-		ug = ug[:len(kr)]
-		cr = cr[:len(kr)]
-		var cs0, cs1, c0, c1, d0, d1 float64
-		i := 0
-		for ; i+1 < len(kr); i += 2 {
-			w0 := kr[i] * ug[i]
-			w1 := kr[i+1] * ug[i+1]
-			cs0 += w0
-			cs1 += w1
-			x0 := w0 * cr[i]
-			x1 := w1 * cr[i+1]
-			c0 += x0
-			c1 += x1
-			d0 += x0 * cr[i]
-			d1 += x1 * cr[i+1]
+		var cs, c, d float64
+		if rows := s.colRows(q); rows != nil {
+			cs, c, d = colMomentsRows(s.colKern(q), s.colCost(q), um, rows)
+		} else {
+			cs, c, d = colMoments(s.colKern(q), s.colCost(q), um)
 		}
-		for ; i < len(kr); i++ {
-			w0 := kr[i] * ug[i]
-			cs0 += w0
-			x0 := w0 * cr[i]
-			c0 += x0
-			d0 += x0 * cr[i]
-		}
-		cs := cs0 + cs1
 		if !(cs > 0) || math.IsInf(cs, 0) {
 			return false
 		}
@@ -325,12 +317,71 @@ func (s *solver) columnStep(m int) bool {
 		}
 		s.v[q] = vq
 		s.g[q] = s.g0[q] + s.eps*math.Log(vq)
-		S += vq * (c0 + c1)
-		S2 += vq * (d0 + d1)
+		S += vq * c
+		S2 += vq * d
 	}
 	s.resid += res
 	s.S[m], s.S2[m] = S, S2
 	return true
+}
+
+// colMoments returns columnStep's Σ_k w_k, Σ_k w_k c_k and Σ_k w_k c_k² with
+// w_k = kr_k·u_k of a full column, each as two interleaved partial sums
+// (even and odd k) added at the end.
+func colMoments(kr, cr, ug []float64) (cs, c, d float64) {
+	ug = ug[:len(kr)]
+	cr = cr[:len(kr)]
+	var cs0, cs1, c0, c1, d0, d1 float64
+	i := 0
+	for ; i+1 < len(kr); i += 2 {
+		w0 := kr[i] * ug[i]
+		w1 := kr[i+1] * ug[i+1]
+		cs0 += w0
+		cs1 += w1
+		x0 := w0 * cr[i]
+		x1 := w1 * cr[i+1]
+		c0 += x0
+		c1 += x1
+		d0 += x0 * cr[i]
+		d1 += x1 * cr[i+1]
+	}
+	for ; i < len(kr); i++ {
+		w0 := kr[i] * ug[i]
+		cs0 += w0
+		x0 := w0 * cr[i]
+		c0 += x0
+		d0 += x0 * cr[i]
+	}
+	return cs0 + cs1, c0 + c1, d0 + d1
+}
+
+// colMomentsRows is colMoments with u_k = um[rows[k]] (the candidate rows
+// of a column), read in place instead of gathered.
+func colMomentsRows(kr, cr, um []float64, rows []int32) (cs, c, d float64) {
+	rows = rows[:len(kr)]
+	cr = cr[:len(kr)]
+	var cs0, cs1, c0, c1, d0, d1 float64
+	i := 0
+	for ; i+1 < len(kr); i += 2 {
+		w0 := kr[i] * um[rows[i]]
+		w1 := kr[i+1] * um[rows[i+1]]
+		cs0 += w0
+		cs1 += w1
+		x0 := w0 * cr[i]
+		x1 := w1 * cr[i+1]
+		c0 += x0
+		c1 += x1
+		d0 += x0 * cr[i]
+		d1 += x1 * cr[i+1]
+	}
+	for ; i < len(kr); i++ {
+		w0 := kr[i] * um[rows[i]]
+		cs0 += w0
+		x0 := w0 * cr[i]
+		c0 += x0
+		d0 += x0 * cr[i]
+	}
+	return cs0 + cs1, c0 + c1, d0 + d1
 }
 
 // rowStep accumulates s_m(i) = Σ_j K(i,j) v(j) and the column-exact row
