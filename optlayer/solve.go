@@ -694,7 +694,6 @@ func (s *solver) shrink(m int) float64 {
 // exceeds it.
 func (s *solver) lower() (lb, lbCand float64, exact bool) {
 	n := s.n
-	buf := s.gbuf[0][0]
 	exact = true
 	for m := 0; m < s.M; m++ {
 		if s.slack[m] {
@@ -713,11 +712,22 @@ func (s *solver) lower() (lb, lbCand float64, exact bool) {
 		var sum, sumCand float64
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			cr := s.colCost(q)
-			ag := gather(am, s.colRows(q), buf)
 			mn := math.Inf(1)
-			for k, c := range cr { // ϑ = 0 classes: the zero-cost rows, all candidates
-				if x := ag[k] + lam*c; x < mn {
-					mn = x
+			// ϑ = 0 classes: the zero-cost rows, all candidates; α read
+			// through the candidate rows (no gathered copy)
+			if rows := s.colRows(q); rows != nil {
+				rows = rows[:len(cr)]
+				for k, c := range cr {
+					if x := am[rows[k]] + lam*c; x < mn {
+						mn = x
+					}
+				}
+			} else {
+				am := am[:len(cr)]
+				for k, c := range cr {
+					if x := am[k] + lam*c; x < mn {
+						mn = x
+					}
 				}
 			}
 			sumCand += mn
