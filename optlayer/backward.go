@@ -189,29 +189,50 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		}
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
+			cr = cr[:len(kr)]
 			vq := s.v[q]
 			var cs, qc float64
-			for k, kv := range kr {
-				if kv == 0 {
-					continue
+			if rows == nil { // a full column: row i = k
+				um, pm, pcm := um[:len(kr)], pm[:len(kr)], pcm[:len(kr)]
+				for i, kv := range kr {
+					if kv == 0 {
+						continue
+					}
+					x := kv * um[i] * vq
+					if x < tiny {
+						continue
+					}
+					c := cr[i]
+					ri[nz], gv[nz], cv[nz] = int32(i), x, c
+					nz++
+					cs += x
+					xc := x * c
+					qc += xc
+					S2 += xc * c
+					pm[i] += x
+					pcm[i] += xc
 				}
-				i := k
-				if rows != nil {
-					i = int(rows[k])
+			} else {
+				rows = rows[:len(kr)]
+				for k, kv := range kr {
+					if kv == 0 {
+						continue
+					}
+					i := rows[k]
+					x := kv * um[i] * vq
+					if x < tiny {
+						continue
+					}
+					c := cr[k]
+					ri[nz], gv[nz], cv[nz] = i, x, c
+					nz++
+					cs += x
+					xc := x * c
+					qc += xc
+					S2 += xc * c
+					pm[i] += x
+					pcm[i] += xc
 				}
-				x := kv * um[i] * vq
-				if x < tiny {
-					continue
-				}
-				c := cr[k]
-				ri[nz], gv[nz], cv[nz] = int32(i), x, c
-				nz++
-				cs += x
-				xc := x * c
-				qc += xc
-				S2 += xc * c
-				pm[i] += x
-				pcm[i] += xc
 			}
 			st.cp[q+1] = nz
 			st.colsum[q] = cs
