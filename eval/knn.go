@@ -254,6 +254,13 @@ func pickDim(want, maxDim int, what string) (int, error) {
 // vectors of the n×d matrix a, with signs fixed (largest-magnitude
 // coordinate positive).
 func topRightSingular(a []float64, n, d, dim int) (*mat.Dense, error) {
+	// LAPACK's SVD does not return on a NaN or ±Inf (PCA's centring of
+	// features near ±MaxFloat64 overflows to them)
+	for _, v := range a {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("eval: the %d×%d training matrix overflows (features near ±%g): no SVD", n, d, math.MaxFloat64)
+		}
+	}
 	var svd mat.SVD
 	if !svd.Factorize(mat.NewDense(n, d, append([]float64(nil), a...)), mat.SVDThin) {
 		return nil, fmt.Errorf("eval: SVD of the %d×%d training matrix did not converge", n, d)

@@ -422,7 +422,7 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 		ft = f
 	}
 	if ft.Kind() == reflect.Struct && v.Kind != yaml.MappingNode {
-		return fmt.Errorf("key %s must be a mapping of keys to values", kv[:eq])
+		return fmt.Errorf("key %s must be a mapping of keys to values", strings.TrimSpace(kv[:eq]))
 	}
 	v = seqForScalar(v, ft)
 	if err := v.Decode(reflect.New(ft).Interface()); err != nil {
