@@ -75,13 +75,7 @@ type gemmWS[T Float] struct {
 // faults (README, Speed).
 var gemmWSPools [2]sync.Pool
 
-func gemmWSPool[T Float]() *sync.Pool {
-	var z T
-	if unsafe.Sizeof(z) == 8 {
-		return &gemmWSPools[1]
-	}
-	return &gemmWSPools[0]
-}
+func gemmWSPool[T Float]() *sync.Pool { return typedPool[T](&gemmWSPools) }
 
 func getGemmWS[T Float]() *gemmWS[T] {
 	if ws, ok := gemmWSPool[T]().Get().(*gemmWS[T]); ok {

@@ -192,12 +192,15 @@ func newConvScratch[T Float](g convGeom) *convScratch[T] {
 // of every forward and backward pass.
 var convScratchPools [2]sync.Pool
 
-func convScratchPool[T Float]() *sync.Pool {
+func convScratchPool[T Float]() *sync.Pool { return typedPool[T](&convScratchPools) }
+
+// typedPool is pools[0] for float32 and pools[1] for float64.
+func typedPool[T Float](pools *[2]sync.Pool) *sync.Pool {
 	var z T
 	if unsafe.Sizeof(z) == 8 {
-		return &convScratchPools[1]
+		return &pools[1]
 	}
-	return &convScratchPools[0]
+	return &pools[0]
 }
 
 // getConvScratch returns scratch for g (contents undefined, as every user
