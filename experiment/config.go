@@ -390,7 +390,8 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 	if eq <= 0 {
 		return errors.New("want key=value")
 	}
-	path := strings.Split(strings.TrimSpace(kv[:eq]), ".")
+	name := strings.TrimSpace(kv[:eq])
+	path := strings.Split(name, ".")
 	var val yaml.Node
 	if err := yaml.Unmarshal([]byte(kv[eq+1:]), &val); err != nil {
 		return fmt.Errorf("value %q: %s", kv[eq+1:], stripLine(cleanYAMLErr(err)))
@@ -422,11 +423,11 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 		ft = f
 	}
 	if ft.Kind() == reflect.Struct && v.Kind != yaml.MappingNode {
-		return fmt.Errorf("key %s must be a mapping of keys to values", strings.TrimSpace(kv[:eq]))
+		return fmt.Errorf("key %s must be a mapping of keys to values", name)
 	}
 	v = seqForScalar(v, ft)
 	if err := v.Decode(reflect.New(ft).Interface()); err != nil {
-		return fmt.Errorf("key %s: %s", strings.TrimSpace(kv[:eq]), stripLine(cleanYAMLErr(err)))
+		return fmt.Errorf("key %s: %s", name, stripLine(cleanYAMLErr(err)))
 	}
 	n := root
 	for i, key := range path {

@@ -51,16 +51,6 @@ func kernel[T Float](kc int, a *T, rsA, csA int, b *T, ldb int, c *T, ldc int, a
 	}
 }
 
-// fastGemm computes C = A·B (acc false) or C += A·B (acc true) for C m×n
-// (row stride ldc), A(i,k) = a[i*rsA + k*csA], B(k,j) = b[k*ldb + j]. It
-// reports false, doing nothing, if the slices are too short for the
-// sizes (callers then use BLAS).
-func fastGemm[T Float](m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, ldc int, acc bool) bool {
-	ws := getGemmWS[T]()
-	defer putGemmWS(ws)
-	return fastGemmWS(ws, false, m, n, k, a, rsA, csA, b, ldb, c, ldc, acc)
-}
-
 // gemmWS is reusable working memory of fastGemmWS (the zero-padded edge
 // copies) and gemmFast (the transposed copies), so that repeated products
 // allocate nothing.
@@ -86,17 +76,18 @@ func getGemmWS[T Float]() *gemmWS[T] {
 
 func putGemmWS[T Float](ws *gemmWS[T]) { gemmWSPool[T]().Put(ws) }
 
+// buf returns *p resized to n zeros (a zero-padded edge copy).
 func (ws *gemmWS[T]) buf(p *[]T, n int) []T {
-	if ws == nil {
-		return make([]T, n)
-	}
 	*p = grow(*p, n)
 	clear(*p)
 	return *p
 }
 
-// fastGemmWS is fastGemm with its edge copies in ws (nil: allocated), on
-// the calling goroutine only when serial is true.
+// fastGemmWS computes C = A·B (acc false) or C += A·B (acc true) for C m×n
+// (row stride ldc), A(i,k) = a[i*rsA + k*csA], B(k,j) = b[k*ldb + j], with
+// its edge copies in ws, on the calling goroutine only when serial is
+// true. It reports false, doing nothing, if the slices are too short for
+// the sizes (callers then use BLAS).
 func fastGemmWS[T Float](ws *gemmWS[T], serial bool, m, n, k int, a []T, rsA, csA int, b []T, ldb int, c []T, ldc int, acc bool) bool {
 	if m <= 0 || n <= 0 {
 		return true
@@ -119,11 +110,7 @@ func fastGemmWS[T Float](ws *gemmWS[T], serial bool, m, n, k int, a []T, rsA, cs
 	// column tile of B (k×nr), made once.
 	var edgeA, edgeB []T
 	if mv := m % fastMR; mv != 0 {
-		var p *[]T
-		if ws != nil {
-			p = &ws.edgeA
-		}
-		edgeA = ws.buf(p, fastMR*k)
+		edgeA = ws.buf(&ws.edgeA, fastMR*k)
 		i0 := m - mv
 		for r := 0; r < mv; r++ {
 			for kk := 0; kk < k; kk++ {
@@ -132,11 +119,7 @@ func fastGemmWS[T Float](ws *gemmWS[T], serial bool, m, n, k int, a []T, rsA, cs
 		}
 	}
 	if nv := n % nr; nv != 0 {
-		var p *[]T
-		if ws != nil {
-			p = &ws.edgeB
-		}
-		edgeB = ws.buf(p, k*nr)
+		edgeB = ws.buf(&ws.edgeB, k*nr)
 		j0 := n - nv
 		for kk := 0; kk < k; kk++ {
 			copy(edgeB[kk*nr:kk*nr+nv], b[kk*ldb+j0:kk*ldb+j0+nv])

@@ -36,9 +36,10 @@ func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 	}
 }
 
-// gemmFast maps a BLAS-style call onto fastGemm. A transposed B is
-// handled by computing Cᵀ = B·op(A)ᵀ with a transposed copy of op(A),
-// which is only worthwhile when op(A) is small (m ≤ 64).
+// gemmFast maps a BLAS-style call onto fastGemmWS with a pooled
+// workspace. A transposed B is handled by computing Cᵀ = B·op(A)ᵀ with a
+// transposed copy of op(A), which is only worthwhile when op(A) is small
+// (m ≤ 64).
 func gemmFast[T Float](tA, tB bool, m, n, k int, a []T, lda int, b []T, ldb int, acc bool, c []T, ldc int) bool {
 	ws := getGemmWS[T]()
 	defer putGemmWS(ws)
