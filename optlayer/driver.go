@@ -52,6 +52,13 @@ const (
 	parMin           = 400 // from this n on a single solve uses two goroutines
 )
 
+// SerialMaxN is the largest number of points n for which Solve, the backward
+// pass (Result.VJP) and Result.FeatureGrad run on the calling goroutine
+// alone; from SerialMaxN+1 points on, one solve splits its passes over the
+// classes between two goroutines (SolveBatch with more than one worker keeps
+// each solve on one goroutine at every n).
+const SerialMaxN = parMin - 1
+
 func solveInstance(in *instance, cfg config) *Result {
 	s := newSolver(in)
 	s.init(cfg.warm)

@@ -55,6 +55,9 @@ func main() {
 	sized := func(n, repeat int) {
 		setGC(n, repeat)
 		catchInterrupt(n, cancel)
+		if quietRuntime(n, repeat) {
+			keepCore()
+		}
 	}
 	code := report(run(ctx, os.Args[1:], os.Stdout, os.Stderr, sized), os.Stderr)
 	cancel()
@@ -110,6 +113,16 @@ func gcPolicy(n, repeat int) (percent int, limit int64) {
 		return 100, -1
 	}
 	return -1, gcOffLimit
+}
+
+// quietRuntime reports whether a problem of n points solved repeat times
+// (-repeat; 0 or 1: once) runs with the runtime's helper threads kept off its
+// core (keepCore): a single solve that never waits for another goroutine
+// (n ≤ optlayer.SerialMaxN) with the collector off (gcPolicy). Timing runs
+// (-repeat > 1) collect garbage, whose workers must not be niced.
+func quietRuntime(n, repeat int) bool {
+	percent, _ := gcPolicy(n, repeat)
+	return n <= optlayer.SerialMaxN && percent < 0
 }
 
 func setGC(n, repeat int) {

@@ -579,3 +579,17 @@ func TestCatchInterrupt(t *testing.T) {
 		t.Fatal("SIGINT did not cancel the run")
 	}
 }
+
+// The helper threads are kept off the solve's core for one serial solve with
+// the collector off, and only then.
+func TestQuietRuntime(t *testing.T) {
+	for _, c := range []struct {
+		n, repeat int
+		want      bool
+	}{{2, 0, true}, {200, 1, true}, {optlayer.SerialMaxN, 0, true},
+		{200, 2, false}, {optlayer.SerialMaxN + 1, 0, false}, {gcOffMaxN, 1, false}, {10000, 0, false}} {
+		if got := quietRuntime(c.n, c.repeat); got != c.want {
+			t.Errorf("quietRuntime(%d, %d) = %v, want %v", c.n, c.repeat, got, c.want)
+		}
+	}
+}
