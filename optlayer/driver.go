@@ -163,6 +163,34 @@ func solveInstance(in *instance, cfg config) *Result {
 	if cfg.lpOnly {
 		lpStop = stop
 	}
+	// LPOnly from a cold start above candFull (lpLarge, what drknn-lfd
+	// computes without -grad-p) runs Phases A–C below with two changes,
+	// both for radii in the band where the LP value approaches 1 (ϑ ≈
+	// 0.45–0.58 × median cost on the overlap instances):
+	//
+	//   - the candidates stay capped at candK per column at the target ε
+	//     and in Phase C, not only before it. There λ_m·c spans less than
+	//     candDelta and every key of a column is within the selection
+	//     width: the candidates went dense (n², 80% of the entries at
+	//     n = 3000: 394 MB and most of each Newton step). The certificate
+	//     does not rely on them (kernel.go): the upper bound's plan is
+	//     feasible for the full LP, the lower bound bounds the rows left
+	//     out. Phase B's validation still adds every entry that is not
+	//     negligible once the regularised solve converges uncertified.
+	//   - holdLam: Newton does not restore a budget more than 50% off by
+	//     the 1-D root find at fixed α when λ_m > 0 already (the previous
+	//     stage's λ). At a new ε that root was far from the joint optimum
+	//     (λ ≈ 0.12 → 0.037 on the threshold instance), and the inexact
+	//     Newton steps took 100+ steps to bring λ back; the line search on
+	//     Φ keeps the steps safe without it.
+	//
+	// Measured (drknn-lfd, hard set's threshold kind, ϑ = 0.52 × median):
+	// n = 2000 3.4 → 2.1 CPU-s; n = 3000 73 CPU-s / 432 MB (600 iterations;
+	// 8.8 CPU-s with ϑ changed in its 15th digit) → 3.0 CPU-s / 115 MB; the
+	// band 0.45–0.58 × median ≤ 3.6 CPU-s and ≤ 122 MB at n = 3000; the
+	// other hard kinds within noise (docs/PERFORMANCE.md).
+	lpLarge := cfg.lpOnly && cfg.warm == nil && stop != nil && large
+	s.holdLam = lpLarge
 	it := 0
 	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large {
 		// LPOnly from a cold start: its own ε stages (lpstages.go); the
@@ -193,7 +221,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			next = epsT // not a stage a rounding error above the target
 		}
 		kmax := 0
-		if large && next > epsT {
+		if large && (next > epsT || lpLarge) {
 			kmax = candK
 		}
 		s.selectCands(selKeys, next, selL, candDelta, kmax)
@@ -249,7 +277,11 @@ func solveInstance(in *instance, cfg config) *Result {
 	for !certified() && it < cfg.maxIter && s.eps > epsFloor {
 		s.setEps(math.Max(epsFloor, s.eps/2))
 		// the LP's support may include entries negligible at the target ε
-		s.selectCands(selUnion, s.eps, selL, candDelta, 0)
+		kmax := 0
+		if lpLarge {
+			kmax = candK
+		}
+		s.selectCands(selUnion, s.eps, selL, candDelta, kmax)
 		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol, stop)
 		it += steps + 1
 		cert()

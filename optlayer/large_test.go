@@ -67,3 +67,54 @@ func TestLargeMatchesDense(t *testing.T) {
 	}
 	t.Logf("PReg max diff %.2g, VJP rel diff %.2g, iterations %d vs %d", d, math.Sqrt(num/den), fast.Iterations, ref.Iterations)
 }
+
+// LPOnly above candFull (the driver's lpLarge): the candidates stay capped at
+// candK per column through the target ε and Phase C, and Newton keeps the
+// budget multipliers of the previous stage (holdLam). On overlap instances
+// across the threshold band (LP value from well above 1 down to 1, where the
+// pooled candidate need not certify) the answer must be certified — a
+// feasible P, a lower bound, relative gap ≤ Tol — and bracket the same LP
+// value as the regularised solve, which runs as before (n = 1100 is beyond
+// the exact simplex of exactLP; the dense start's LP-only stages did not
+// certify ϑ = 0.52 × median within MaxIter).
+func TestLPOnlyLargeBand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 1100, six solves")
+	}
+	n, M := candFull+100, 10
+	for _, rel := range []float64{0.45, 0.52, 0.56} {
+		p := overlapProblem(5, n, M, 16, rel)
+		in, err := p.instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := (&Settings{LPOnly: true}).config(in)
+		held, maxNNZ := false, 0
+		cfg.trace = func(_ int, s *solver, _ float64) {
+			held = held || s.holdLam
+			maxNNZ = max(maxNNZ, len(s.kk))
+		}
+		fast := solveInstance(in, cfg)
+		cfg, _ = (&Settings{}).config(in)
+		ref := solveInstance(in, cfg)
+		for k, r := range []*Result{fast, ref} {
+			if r.Status != Optimal || r.RelGap > DefaultTol || r.LowerBound > r.Objective || r.LowerBound < 1 {
+				t.Fatalf("ϑ = %g × median, %s start: status %d, bounds [%v, %v], %d iterations", rel, []string{"LPOnly", "regularised"}[k], r.Status, r.LowerBound, r.Objective, r.Iterations)
+			}
+			checkFeasible(t, p, r)
+		}
+		if fast.LowerBound > ref.Objective || ref.LowerBound > fast.Objective {
+			t.Fatalf("ϑ = %g × median: certificates disagree: [%v, %v] vs regularised [%v, %v]", rel, fast.LowerBound, fast.Objective, ref.LowerBound, ref.Objective)
+		}
+		if fast.Iterations > 11 { // more than the pooled candidate's first stage
+			if !held {
+				t.Fatalf("ϑ = %g × median: holdLam was not set", rel)
+			}
+			if maxNNZ > candK*n {
+				t.Fatalf("ϑ = %g × median: %d candidates, more than candK per column", rel, maxNNZ)
+			}
+		}
+		t.Logf("ϑ = %g × median: [%.6f, %.6f] in %d iterations (regularised [%.6f, %.6f] in %d), at most %d candidates",
+			rel, fast.LowerBound, fast.Objective, fast.Iterations, ref.LowerBound, ref.Objective, ref.Iterations, maxNNZ)
+	}
+}

@@ -237,7 +237,7 @@ func (s *solver) phiClass(m int) {
 func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool) (steps int, failed bool) {
 	n := s.n
 	for m := 0; m < s.M; m++ {
-		if !s.zero[m] && s.budgetResidClass(m) > 0.5 {
+		if s.restoreBudget(m) {
 			// the budget root, and the columns renormalised for it (a
 			// block ascent step in λ_m and the class's g at fixed α)
 			s.lambdaSolve(m)
@@ -258,7 +258,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 			// (λ_m, g of class m) at fixed α).
 			again := false
 			for m := 0; m < s.M; m++ {
-				if !s.zero[m] && s.budgetResidClass(m) > 0.5 {
+				if s.restoreBudget(m) {
 					s.lambdaSolve(m)
 					s.rebuild(m)
 					again = true
@@ -371,6 +371,14 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 	}
 	s.gStep()
 	return steps, failed
+}
+
+// restoreBudget reports whether Newton restores class m's budget by the
+// exact 1-D root find before a step: when it is more than 50% off, unless
+// holdLam keeps a λ_m > 0 that an earlier stage found (LPOnly above
+// candFull: solveInstance's lpLarge).
+func (s *solver) restoreBudget(m int) bool {
+	return !s.zero[m] && s.budgetResidClass(m) > 0.5 && !(s.holdLam && s.lam[m] > 0)
 }
 
 // budgetAt returns the cost and its λ-derivative of class m's plan with every
