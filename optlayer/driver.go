@@ -177,12 +177,15 @@ func solveInstance(in *instance, cfg config) *Result {
 	//     feasible for the full LP, the lower bound bounds the rows left
 	//     out. Phase B's validation still adds every entry that is not
 	//     negligible once the regularised solve converges uncertified.
-	//   - holdLam: Newton does not restore a budget more than 50% off by
-	//     the 1-D root find at fixed α when λ_m > 0 already (the previous
-	//     stage's λ). At a new ε that root was far from the joint optimum
-	//     (λ ≈ 0.12 → 0.037 on the threshold instance), and the inexact
-	//     Newton steps took 100+ steps to bring λ back; the line search on
-	//     Φ keeps the steps safe without it.
+	//   - holdEps: at ε ≤ lpEpsCert·Tol (the tight stages of lpstages.go:
+	//     0.0016, 0.001 and Phase C by default) Newton does not restore a
+	//     budget more than 50% off by the 1-D root find at fixed α when
+	//     λ_m > 0 already (the previous stage's λ). At a new ε that root
+	//     was far from the joint optimum (λ ≈ 0.12 → 0.037 on the threshold
+	//     instance), and the inexact Newton steps took 100+ steps to bring
+	//     λ back; the line search on Φ keeps the steps safe without it.
+	//     (At every ε it cost overlap at n = 10,000 23 more iterations; a
+	//     plan far over its budget is still restored: holdOver.)
 	//
 	// Measured (drknn-lfd, hard set's threshold kind, ϑ = 0.52 × median):
 	// n = 2000 3.4 → 2.1 CPU-s; n = 3000 73 CPU-s / 432 MB (600 iterations;
@@ -190,7 +193,9 @@ func solveInstance(in *instance, cfg config) *Result {
 	// band 0.45–0.58 × median ≤ 3.6 CPU-s and ≤ 122 MB at n = 3000; the
 	// other hard kinds within noise (docs/PERFORMANCE.md).
 	lpLarge := cfg.lpOnly && cfg.warm == nil && stop != nil && large
-	s.holdLam = lpLarge
+	if lpLarge {
+		s.holdEps = lpEpsCert * cfg.tol
+	}
 	it := 0
 	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large {
 		// LPOnly from a cold start: its own ε stages (lpstages.go); the

@@ -70,7 +70,7 @@ func TestLargeMatchesDense(t *testing.T) {
 
 // LPOnly above candFull (the driver's lpLarge): the candidates stay capped at
 // candK per column through the target ε and Phase C, and Newton keeps the
-// budget multipliers of the previous stage (holdLam). On overlap instances
+// budget multipliers of the previous stage at the small ε (holdEps). On overlap instances
 // across the threshold band (LP value from well above 1 down to 1, where the
 // pooled candidate need not certify) the answer must be certified — a
 // feasible P, a lower bound, relative gap ≤ Tol — and bracket the same LP
@@ -91,7 +91,7 @@ func TestLPOnlyLargeBand(t *testing.T) {
 		cfg, _ := (&Settings{LPOnly: true}).config(in)
 		held, maxNNZ := false, 0
 		cfg.trace = func(_ int, s *solver, _ float64) {
-			held = held || s.holdLam
+			held = held || s.holdEps > 0
 			maxNNZ = max(maxNNZ, len(s.kk))
 		}
 		fast := solveInstance(in, cfg)
@@ -108,7 +108,7 @@ func TestLPOnlyLargeBand(t *testing.T) {
 		}
 		if fast.Iterations > 11 { // more than the pooled candidate's first stage
 			if !held {
-				t.Fatalf("ϑ = %g × median: holdLam was not set", rel)
+				t.Fatalf("ϑ = %g × median: holdEps was not set", rel)
 			}
 			if maxNNZ > candK*n {
 				t.Fatalf("ϑ = %g × median: %d candidates, more than candK per column", rel, maxNNZ)
