@@ -188,9 +188,9 @@ func solveInstance(in *instance, cfg config) *Result {
 	//     plan far over its budget is still restored: holdOver.)
 	//
 	// Measured (drknn-lfd, hard set's threshold kind, ϑ = 0.52 × median):
-	// n = 2000 3.4 → 2.1 CPU-s; n = 3000 73 CPU-s / 432 MB (600 iterations;
-	// 8.8 CPU-s with ϑ changed in its 15th digit) → 3.0 CPU-s / 115 MB; the
-	// band 0.45–0.58 × median ≤ 3.6 CPU-s and ≤ 122 MB at n = 3000; the
+	// n = 2000 3.4 → 2.1 CPU-s; n = 3000 75 CPU-s / 442 MB (600 iterations;
+	// 8.8 CPU-s with ϑ changed in its 15th digit) → 3.0 CPU-s / 118 MB; the
+	// band 0.45–0.58 × median ≤ 4.1 CPU-s and ≤ 126 MB at n = 3000; the
 	// other hard kinds within noise (docs/PERFORMANCE.md).
 	lpLarge := cfg.lpOnly && cfg.warm == nil && stop != nil && large
 	if lpLarge {
