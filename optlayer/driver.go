@@ -197,10 +197,24 @@ func solveInstance(in *instance, cfg config) *Result {
 		s.holdEps = lpEpsCert * cfg.tol
 	}
 	it := 0
-	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large {
+	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large && !cfg.noLPStages {
 		// LPOnly from a cold start: its own ε stages (lpstages.go); the
 		// phases below then have nothing left to do
-		it, snap = s.lpStages(cfg, stop, certified, cert)
+		lcfg := cfg
+		lcfg.maxIter = min(cfg.maxIter, lpStagesMaxIter)
+		it, snap = s.lpStages(lcfg, stop, certified, cert)
+		if !certified() && it < cfg.maxIter {
+			// not certified within lpStagesMaxIter: solve again from a
+			// cold start by the phases below (the regularised path's,
+			// stopping at the certificate), keeping the better bounds
+			fcfg := cfg
+			fcfg.noLPStages = true
+			fcfg.maxIter = cfg.maxIter - it
+			r := solveInstance(in, fcfg)
+			r.mergeBounds(res, cfg.tol)
+			r.Iterations += it
+			return r
+		}
 	}
 	// Phase A: ε-scaling (cold start only): a few cheap sweeps, then Newton
 	// to a loose tolerance at every ε.
@@ -302,6 +316,23 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	snap.fill(res)
 	return res
+}
+
+// mergeBounds takes o's certificate where it is better than r's (both bound
+// the same LP: o's feasible P if its objective is lower, o's lower bound if
+// higher) and recomputes the gap and the status (Optimal at a relative gap
+// ≤ tol). Only for results without Plans (a plan must match its P).
+func (r *Result) mergeBounds(o *Result, tol float64) {
+	if o.Objective < r.Objective {
+		r.Objective = o.Objective
+		copy(r.P, o.P)
+	}
+	r.LowerBound = max(r.LowerBound, o.LowerBound)
+	r.Gap = math.Max(0, r.Objective-r.LowerBound)
+	r.RelGap = r.Gap / r.LowerBound
+	if r.Gap <= tol*r.LowerBound {
+		r.Status = Optimal
+	}
 }
 
 func (s *solver) setEps(eps float64) {

@@ -37,6 +37,14 @@ const (
 	// keep the stage tolerance: with 1 the path was lost by ε = 4e-5.
 	lpCoarseTol = 1.0
 	lpCoarseEps = 0.01
+	// lpStagesMaxIter caps these stages: a solve they have not certified
+	// by then starts again, cold, on the regularised path's phases
+	// (solveInstance), which stop at the certificate too. The stages take
+	// 15–50 iterations on the benchmark family at n ≤ 500 and ≤ 210 on the
+	// hard kinds at n ≤ 1000 (dup); in the band where the LP value
+	// approaches 1 (overlap, ϑ ≈ 0.45–0.56 × median cost) they took 460 to
+	// more than 20,000 (uncertified) where the phases certify in 300–420.
+	lpStagesMaxIter = 400
 )
 
 // lpEpsSchedule returns the first ε and the ε of the first tight stage for

@@ -87,3 +87,36 @@ func TestLPOnlyStagesBench(t *testing.T) {
 		checkFeasible(t, p, lp)
 	}
 }
+
+// In the band where the LP value approaches 1 the LP-only stages may not
+// certify at all (n = 500, ϑ = 0.52 × median: a relative gap of 1.8e-3
+// after 3000 iterations); past lpStagesMaxIter the solve starts again on
+// the regularised path's phases, which certify. Both results must be
+// certified, feasible and agree with each other.
+func TestLPOnlyFallback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 500, two solves")
+	}
+	p := overlapProblem(4, 500, 10, 16, 0.52)
+	lp, err := Solve(p, &Settings{LPOnly: true, MaxIter: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Solve(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range []*Result{lp, ref} {
+		if r.Status != Optimal || r.RelGap > DefaultTol || r.LowerBound > r.Objective || r.LowerBound < 1 {
+			t.Fatalf("%s: status %d, bounds [%v, %v], %d iterations", []string{"LPOnly", "regularised"}[k], r.Status, r.LowerBound, r.Objective, r.Iterations)
+		}
+		checkFeasible(t, p, r)
+	}
+	if lp.Iterations <= lpStagesMaxIter {
+		t.Fatalf("LPOnly certified in %d iterations: not the fallback this test is for", lp.Iterations)
+	}
+	if lp.LowerBound > ref.Objective || ref.LowerBound > lp.Objective {
+		t.Fatalf("certificates disagree: [%v, %v] vs regularised [%v, %v]", lp.LowerBound, lp.Objective, ref.LowerBound, ref.Objective)
+	}
+	t.Logf("LPOnly [%.6f, %.6f] in %d iterations, regularised [%.6f, %.6f] in %d", lp.LowerBound, lp.Objective, lp.Iterations, ref.LowerBound, ref.Objective, ref.Iterations)
+}
