@@ -33,8 +33,8 @@ package optlayer
 // candK cheapest rows and keep at most candK per column until the target ε,
 // so that no stage holds n² kernel entries: those early stages solve a
 // restricted problem, which is only a homotopy towards the target ε (with
-// LPOnly from a cold start the cap holds at the target ε and in Phase C as
-// well: solveInstance's lpLarge). Classes
+// LPOnly from a cold start the cap holds at the target ε as well:
+// solveInstance's lpLarge). Classes
 // with ϑ_m = 0 keep exactly their zero-cost rows (γ is restricted to them).
 
 import (

@@ -118,3 +118,22 @@ func TestLPOnlyLargeBand(t *testing.T) {
 			rel, fast.LowerBound, fast.Objective, fast.Iterations, ref.LowerBound, ref.Objective, ref.Iterations, maxNNZ)
 	}
 }
+
+// LPOnly above candFull on separated Gaussian classes with a large radius:
+// Phase C must be free to add candidates (capped at candK per column, as at
+// the target ε, this instance ended uncertified after 695 iterations: the
+// restricted problem's dual bound stalled just above a relative gap of 1e-3).
+func TestLPOnlyLargePhaseC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 1100")
+	}
+	p := gaussProblem(1, candFull+100, 10, 16, 0.6)
+	r, err := Solve(p, &Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != Optimal || r.RelGap > DefaultTol || r.LowerBound > r.Objective {
+		t.Fatalf("status %d, bounds [%v, %v], relative gap %.3g, %d iterations", r.Status, r.LowerBound, r.Objective, r.RelGap, r.Iterations)
+	}
+	checkFeasible(t, p, r)
+}
