@@ -26,11 +26,14 @@ import (
 //	uniform   overlap with ϑ = 10 × median, above any plan's cost (redundant budgets, uniform LFD)
 //	threshold overlap with ϑ = 0.52 × median, just below the radius at which the LP value reaches 1:
 //	          no single distribution is within every budget, the LP is nearly degenerate (benchmark only)
+//	separated classes with means N(0, 1.5²) per dimension (benchProblem's family), ϑ = 0.7 × median:
+//	          the LP value ≈ 1.3, the slowest radius found for that family (benchmark only)
 var hardKinds = []string{"overlap", "ties", "dup", "theta0", "wide", "uniform"}
 
 // hardBenchKinds are the kinds BenchmarkHard and TestExportHard run: the
-// digested set (hardKinds, digest_test.go) and threshold, the known slow case.
-var hardBenchKinds = append(hardKinds[:len(hardKinds):len(hardKinds)], "threshold")
+// digested set (hardKinds, digest_test.go), threshold and separated, the
+// known slow cases.
+var hardBenchKinds = append(hardKinds[:len(hardKinds):len(hardKinds)], "threshold", "separated")
 
 var (
 	hardSizes  = flag.String("hard-sizes", "2000,3000", "sizes of BenchmarkHard (comma-separated; 10000 takes minutes)")
@@ -63,6 +66,18 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 		rel = 10
 	case "threshold":
 		rel = 0.52
+	case "separated":
+		// class means N(0, 1.5²) per dimension, as gaussProblem's
+		means := make([]float64, M*dim)
+		for k := range means {
+			means[k] = 1.5 * rng.NormFloat64()
+		}
+		for i, y := range labels {
+			for k := 0; k < dim; k++ {
+				x[i*dim+k] += means[y*dim+k]
+			}
+		}
+		rel = 0.7
 	case "overlap":
 	default:
 		panic("unknown kind " + kind)
