@@ -177,8 +177,8 @@ func solveInstance(in *instance, cfg config) *Result {
 	//     feasible for the full LP, the lower bound bounds the rows left
 	//     out. Phase B's validation still adds every entry that is not
 	//     negligible once the regularised solve converges uncertified.
-	//   - holdEps: at ε ≤ lpEpsCert·Tol (the tight stages of lpstages.go:
-	//     0.0016, 0.001 and Phase C by default) Newton does not restore a
+	//   - holdEps: at ε ≤ lpEpsCert·Tol (by default the stages at ε =
+	//     0.0016 and 0.001 and Phase C) Newton does not restore a
 	//     budget more than 50% off by the 1-D root find at fixed α when
 	//     λ_m > 0 already (the previous stage's λ). At a new ε that root
 	//     was far from the joint optimum (λ ≈ 0.12 → 0.037 on the threshold
