@@ -167,8 +167,12 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 			read[m&1] += c
 			copy(kr[e:e+c], rows)
 			col := s.fullCol(q, s.sel[0].cbuf)
-			for k, i := range rows {
-				kc[e+k] = col[i]
+			if c == n {
+				copy(kc[e:e+c], col) // every row, in order
+			} else {
+				for k, i := range rows {
+					kc[e+k] = col[i]
+				}
 			}
 			s.kfull[q] = c == n && !s.zero[m]
 			e += c
@@ -226,23 +230,31 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 		w.idx = idx[:0]
 		return n
 	}
+	if mode == selAll {
+		// every row, in order (no keys: nothing is left out)
+		for i := 0; i < n; i++ {
+			w.rows = append(w.rows, int32(i))
+		}
+		s.thr[q] = thr
+		return n
+	}
 	key := w.key[:n]
 	am := s.alpha[m*n : (m+1)*n]
 	lam := s.lam[m]
-	mn := math.Inf(1)
-	for i, c := range col {
-		k := am[i] + lam*c
-		if mode == selCost {
-			k = c
+	cut := math.Inf(1)
+	if mode == selCost {
+		copy(key, col)
+	} else {
+		mn := math.Inf(1)
+		am := am[:len(col)]
+		for i, c := range col {
+			k := am[i] + lam*c
+			key[i] = k
+			if k < mn { // keys are finite
+				mn = k
+			}
 		}
-		key[i] = k
-		if k < mn { // keys are finite
-			mn = k
-		}
-	}
-	cut := mn + width
-	if mode == selCost || mode == selAll {
-		cut = math.Inf(1)
+		cut = mn + width
 	}
 	if mode == selUnion {
 		for _, i := range s.kr[s.kp[q]:s.kp[q+1]] {
@@ -264,6 +276,7 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			thr = min(thr, k)
 		}
 	}
+	sorted := true // idx holds the rows in increasing order
 	if kmax > 0 && len(idx) > kmax {
 		// the kmax least keys (all zero-cost rows if there are more)
 		for i := range key {
@@ -285,6 +298,7 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 				thr = min(thr, am[i]+lam*col[i])
 			}
 			idx = idx[:k]
+			sorted = false
 		}
 	}
 	if mode == selCost {
@@ -300,7 +314,9 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			}
 		}
 	}
-	slices.Sort(idx)
+	if !sorted {
+		slices.Sort(idx)
+	}
 	w.rows = append(w.rows, idx...)
 	s.thr[q] = thr
 	w.idx = idx[:0]
