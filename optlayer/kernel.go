@@ -232,9 +232,12 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 	}
 	if mode == selAll {
 		// every row, in order (no keys: nothing is left out)
-		for i := 0; i < n; i++ {
-			w.rows = append(w.rows, int32(i))
+		w.rows = slices.Grow(w.rows, n)
+		r := w.rows[len(w.rows) : len(w.rows)+n]
+		for i := range r {
+			r[i] = int32(i)
 		}
+		w.rows = w.rows[:len(w.rows)+n]
 		s.thr[q] = thr
 		return n
 	}
@@ -273,7 +276,9 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 		case mode == selUnion && w.stamp[i] == int32(q+1):
 			idx = append(idx, int32(i)) // a current candidate stays
 		default:
-			thr = min(thr, k)
+			if k < thr { // keys are finite and ≥ 0
+				thr = k
+			}
 		}
 	}
 	sorted := true // idx holds the rows in increasing order
