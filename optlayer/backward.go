@@ -73,6 +73,9 @@ type state struct {
 	g       []float64 // by position
 	p       []float64 // M×n row sums of γ
 	active  []bool    // M×n: α_m(i) > 0 and p_m(i) > 0
+	act     []int32   // the active k = m·n + i, increasing
+	actOff  []int     // class m's are act[actOff[m]] … act[actOff[m+1]−1]
+	actGen  int       // bumped whenever the active set is recomputed (loadState)
 	pinv    []float64 // M×n: 1/p_m(i) on the active set, 0 elsewhere
 	dinv    []float64 // per row: 1/Σ_m pinv_m(i), 0 for a row without active class
 	bi      []int     // class → index of its λ in the reduced system, or −1
@@ -257,14 +260,23 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		st.pinv = make([]float64, M*n)
 		st.dinv = make([]float64, n)
 	}
+	if len(st.actOff) != M+1 {
+		st.actOff = make([]int, M+1)
+	}
+	st.act = st.act[:0]
 	for k := range st.active {
 		// a row mass below 1e-200 is no mass (its inverse would overflow)
 		st.active[k] = st.alpha[k] > 0 && st.p[k] > 1e-200
 		st.pinv[k] = 0
 		if st.active[k] {
 			st.pinv[k] = 1 / st.p[k]
+			st.act = append(st.act, int32(k))
+		}
+		if (k+1)%n == 0 {
+			st.actOff[(k+1)/n] = len(st.act)
 		}
 	}
+	st.actGen++
 	for i := 0; i < n; i++ {
 		var den float64
 		for m := 0; m < M; m++ {
@@ -372,7 +384,7 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 	for k := range sv {
 		sv[k] = gradP[k] * st.p[k]
 	}
-	st.project(sv, w.a, w.tau)
+	st.project(sv, w)
 	bt := w.b
 	for k := range bt {
 		bt[k] = gradP[k] + w.a[k]
@@ -414,7 +426,7 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 			sv[k] = gradP[k]*st.p[k] - w.rg[k] + wl*st.pc[k]
 		}
 	}
-	st.project(sv, w.a, w.tau)
+	st.project(sv, w)
 	out := make([]float64, n*n)
 	for m := 0; m < M; m++ {
 		b := st.bi[m]
@@ -445,6 +457,7 @@ func errUnconverged(st *state) error {
 
 type work struct {
 	s, a, b, rg []float64 // M×n
+	aGen        int       // a is 0 off the active set of this generation (project)
 	t           []float64 // dim
 	tau         []float64 // n: project's row values
 	cg          []float64 // 5×dim scratch of solveCG (allocated on first use)
@@ -524,36 +537,38 @@ func (st *state) colDots(m int, a, out []float64) {
 	}
 }
 
-// project writes the row-elimination correction a for row sums s (both M×n):
-// a_m(i) = (τ_i − s_m(i))/p_m(i) on the active set, 0 elsewhere, with
-// τ_i = Σ_m s_m(i)/p_m(i) / Σ_m 1/p_m(i) (tau: scratch of length n). The
-// passes run class by class over contiguous rows; τ's sum is still taken in
-// class order.
-func (st *state) project(s, a, tau []float64) {
-	n, M := st.n, st.M
-	tau = tau[:n]
+// project writes the row-elimination correction w.a for row sums s (both
+// M×n): a_m(i) = (τ_i − s_m(i))/p_m(i) on the active set, 0 elsewhere, with
+// τ_i = Σ_m s_m(i)/p_m(i) / Σ_m 1/p_m(i) (w.tau: scratch of length n). Only
+// the active entries are visited (the list st.act, class by class: τ's sum
+// is still taken in class order); a is cleared once per active set. Off the
+// active set s is not read. (The M×n passes over every entry were 7% of an
+// LP-only solve at n = 200, M = 10, where ≈ 12% of the entries are active.)
+func (st *state) project(s []float64, w *work) {
+	n := st.n
+	a, tau := w.a, w.tau[:n]
+	if w.aGen != st.actGen {
+		clear(a)
+		w.aGen = st.actGen
+	}
 	for i := range tau {
 		tau[i] = 0
 	}
-	for m := 0; m < M; m++ {
-		sm := s[m*n : (m+1)*n]
-		pm := st.pinv[m*n : (m+1)*n]
-		pm = pm[:len(sm)]
-		for i, x := range sm {
-			tau[i] += x * pm[i]
+	pinv := st.pinv
+	for m := 0; m < st.M; m++ {
+		o := int32(m * n)
+		for _, k := range st.act[st.actOff[m]:st.actOff[m+1]] {
+			tau[k-o] += s[k] * pinv[k]
 		}
 	}
 	dinv := st.dinv[:n]
 	for i := range tau {
 		tau[i] *= dinv[i]
 	}
-	for m := 0; m < M; m++ {
-		sm := s[m*n : (m+1)*n]
-		pm := st.pinv[m*n : (m+1)*n]
-		am := a[m*n : (m+1)*n]
-		pm, am = pm[:len(sm)], am[:len(sm)]
-		for i, x := range sm {
-			am[i] = (tau[i] - x) * pm[i]
+	for m := 0; m < st.M; m++ {
+		o := int32(m * n)
+		for _, k := range st.act[st.actOff[m]:st.actOff[m+1]] {
+			a[k] = (tau[k-o] - s[k]) * pinv[k]
 		}
 	}
 }
@@ -569,15 +584,12 @@ func (st *state) apply(x, out []float64, w *work) {
 		if b < 0 {
 			continue
 		}
-		rm := w.rg[m*n : (m+1)*n]
 		dl := x[b]
-		pcm := st.pc[m*n : (m+1)*n]
-		pcm = pcm[:len(rm)]
-		for i := range rm {
-			rm[i] -= dl * pcm[i]
+		for _, k := range st.act[st.actOff[m]:st.actOff[m+1]] {
+			w.rg[k] -= dl * st.pc[k] // project reads the active entries only
 		}
 	}
-	st.project(w.rg, w.a, w.tau)
+	st.project(w.rg, w)
 	if st.par && M > 1 {
 		forClasses(M, true, func(m int) { st.applyClass(m, x, out, w) })
 	} else {
