@@ -1,7 +1,6 @@
 package npy
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -48,7 +47,7 @@ func Read(path string) (*Array, error) {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
 	defer f.Close()
-	a, err := Decode(bufio.NewReaderSize(f, 1<<16))
+	a, err := Decode(newFileReader(f, 1<<16))
 	if err != nil {
 		return nil, fmt.Errorf("npy: %s: %w", path, err)
 	}

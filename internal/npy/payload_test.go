@@ -3,6 +3,9 @@ package npy
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -51,5 +54,54 @@ func TestPayloadAroundChunk(t *testing.T) {
 		if _, _, err := DecodeFloat64(bytes.NewReader(append(b[:len(b):len(b)], 0)), true); !errors.Is(err, ErrFormat) {
 			t.Errorf("n = %d: one byte extra: %v, want a format error", n, err)
 		}
+	}
+}
+
+// TestReadFileFullSize: a file that holds its payload is read into one
+// allocation of the payload's size (a buffer grown as data arrive, then
+// copied, allocated about three times the payload), and a file one byte
+// short of it is still reported as truncated.
+func TestReadFileFullSize(t *testing.T) {
+	const n = 3*payloadChunk/8 + 5
+	f := make([]float64, n)
+	for i := range f {
+		f[i] = float64(i) * 0.25
+	}
+	var b bytes.Buffer
+	if err := EncodeFloat64(&b, f, n); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path, short := filepath.Join(dir, "f.npy"), filepath.Join(dir, "short.npy")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(short, b.Bytes()[:b.Len()-1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	got, _, err := ReadFloat64(path, true)
+	runtime.ReadMemStats(&m1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range f {
+		if got[i] != f[i] {
+			t.Fatalf("element %d = %v, want %v", i, got[i], f[i])
+		}
+	}
+	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 8*n+64<<10 {
+		t.Errorf("reading %d bytes of data allocated %d bytes", 8*n, alloc)
+	}
+	if _, _, err := ReadFloat64(short, true); !errors.Is(err, ErrFormat) {
+		t.Errorf("one byte short: %v, want a format error", err)
+	}
+	a, err := Read(path)
+	if err != nil || a.Len() != n {
+		t.Fatalf("Read: %v", err)
+	}
+	if _, err := Read(short); !errors.Is(err, ErrFormat) {
+		t.Errorf("Read, one byte short: %v, want a format error", err)
 	}
 }

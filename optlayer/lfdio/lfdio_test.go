@@ -131,3 +131,62 @@ func TestRepeat(t *testing.T) {
 		t.Fatalf("Repeat −1: %v, want ErrInput", err)
 	}
 }
+
+// TestFeaturesLPOnly: without a gradient Run computes the costs itself and
+// drops the features; the answer is the one Solve gives from the features,
+// bit for bit, and features whose costs overflow are bad input.
+func TestFeaturesLPOnly(t *testing.T) {
+	dir := t.TempDir()
+	const n, dim = 30, 5
+	x := make([]float64, n*dim)
+	y := make([]int64, n)
+	labels := make([]int, n)
+	for i := range y {
+		y[i], labels[i] = int64(i%3), i%3
+		for k := 0; k < dim; k++ {
+			x[i*dim+k] = math.Sin(float64(7*i+k)) + float64(i%3)
+		}
+	}
+	feat, lab, out := filepath.Join(dir, "x.npy"), filepath.Join(dir, "y.npy"), filepath.Join(dir, "p.npy")
+	if err := npy.WriteFloat64(feat, x, n, dim); err != nil {
+		t.Fatal(err)
+	}
+	if err := npy.WriteInt64(lab, y); err != nil {
+		t.Fatal(err)
+	}
+	req := Request{FeaturesPath: feat, LabelsPath: lab, Theta: []float64{0.3}, Epsilon: optlayer.DefaultEpsilon,
+		Tol: optlayer.DefaultTol, OutPath: out}
+	sum, err := Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := optlayer.Solve(&optlayer.Problem{N: n, Features: x, Dim: dim, Labels: labels, Theta: []float64{0.3}},
+		&optlayer.Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Objective != want.Objective || sum.LowerBound != want.LowerBound || sum.Iterations != want.Iterations {
+		t.Fatalf("Run %+v, Solve objective %v lower bound %v iterations %d", sum, want.Objective, want.LowerBound, want.Iterations)
+	}
+	p, _, _, err := npy.ReadMatrix(out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range p {
+		if math.Float64bits(p[k]) != math.Float64bits(want.P[k]) {
+			t.Fatalf("P[%d] = %v, Solve's %v", k, p[k], want.P[k])
+		}
+	}
+	x[3*dim] = 1e200
+	x[4*dim] = -1e200
+	if err := npy.WriteFloat64(feat, x, n, dim); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(out)
+	if _, err := Run(context.Background(), req); !errors.Is(err, ErrInput) {
+		t.Fatalf("overflowing costs: %v, want ErrInput", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("output written by a failed run")
+	}
+}
