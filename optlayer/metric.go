@@ -28,11 +28,12 @@ func Costs(x []float64, n, dim int, metric Metric) ([]float64, error) {
 	tiles := nb * (nb + 1) / 2 // (bi, bj) with bi ≤ bj
 	work := func(first, step int) {
 		acc := make([]float64, costTile*costTile)
+		pack := make([]float64, costTile*costChunk)
 		t := 0
 		for bi := 0; bi < nb; bi++ {
 			for bj := bi; bj < nb; bj++ {
 				if t%step == first {
-					costTileAt(c, x, acc, bi*costTile, bj*costTile, n, dim, metric)
+					costTileAt(c, x, acc, pack, bi*costTile, bj*costTile, n, dim, metric)
 				}
 				t++
 			}
@@ -67,16 +68,38 @@ const (
 
 // costTileAt fills the entries (i, j) and (j, i), i < j, of c for i in the
 // tile of rows from i0 and j in the tile from j0 (i0 ≤ j0). acc holds the
-// tile's partial sums between chunks.
-func costTileAt(c, x, acc []float64, i0, j0, n, dim int, metric Metric) {
+// tile's partial sums between chunks; pack (costTile·costChunk values)
+// the tile's j rows of one chunk, sixteen rows interleaved for
+// vexp.SqDist16 (feature k of the sixteen rows side by side), the rows of
+// the last incomplete block of sixteen by sqDist4 and one by one.
+func costTileAt(c, x, acc, pack []float64, i0, j0, n, dim int, metric Metric) {
 	i1, j1 := min(i0+costTile, n), min(j0+costTile, n)
+	blocks := (j1 - j0) / 16
+	jr := j0 + 16*blocks // first row after the blocks
 	clear(acc)
 	for k0 := 0; k0 < dim; k0 += costChunk {
 		k1 := min(k0+costChunk, dim)
+		kc := k1 - k0
+		for b := 0; b < blocks; b++ {
+			pb := pack[16*kc*b : 16*kc*(b+1)]
+			for l := 0; l < 16; l++ {
+				xr := x[(j0+16*b+l)*dim+k0 : (j0+16*b+l)*dim+k1]
+				for k, v := range xr {
+					pb[16*k+l] = v
+				}
+			}
+		}
 		for i := i0; i < i1; i++ {
 			a := x[i*dim+k0 : i*dim+k1]
 			row := acc[(i-i0)*costTile : (i-i0+1)*costTile]
-			j := max(j0, i+1)
+			for b := 0; b < blocks; b++ {
+				if j0+16*b+15 <= i {
+					continue // every pair of the block has j ≤ i
+				}
+				// (pairs with j ≤ i in a block are summed and never stored)
+				vexp.SqDist16(a, pack[16*kc*b:16*kc*(b+1)], (*[16]float64)(row[16*b:16*b+16]))
+			}
+			j := max(jr, i+1)
 			for ; j+4 <= j1; j += 4 {
 				r := row[j-j0 : j-j0+4]
 				r[0], r[1], r[2], r[3] = sqDist4(a, x[j*dim+k0:], x[(j+1)*dim+k0:], x[(j+2)*dim+k0:], x[(j+3)*dim+k0:], r[0], r[1], r[2], r[3])

@@ -274,6 +274,39 @@ func PairUpdate(f float64, xi, xj, oi, oj []float64) {
 	}
 }
 
+// SqDist16 adds Σ_k (a[k] − b[16k+l])² to acc[l] for every lane l < 16,
+// in order k = 0, 1, … < len(a): the squared distances from a to sixteen
+// points whose features are interleaved (b[16k+l] is feature k of point l;
+// len(b) ≥ 16·len(a)). Each entry is a difference, a product and a sum,
+// never fused, so the AVX kernel and the portable loop agree bit for bit
+// with the plain sum e = a[k] − b_l[k], s += e·e.
+func SqDist16(a, b []float64, acc *[16]float64) {
+	m := len(a)
+	if m == 0 {
+		return
+	}
+	b = b[:16*m]
+	if useAsm {
+		sqDist16AVX(&a[0], &b[0], m, acc)
+		return
+	}
+	for q := 0; q < 16; q += 4 {
+		s0, s1, s2, s3 := acc[q], acc[q+1], acc[q+2], acc[q+3]
+		for k, v := range a {
+			bk := b[16*k+q : 16*k+q+4]
+			e0 := v - bk[0]
+			e1 := v - bk[1]
+			e2 := v - bk[2]
+			e3 := v - bk[3]
+			s0 += e0 * e0
+			s1 += e1 * e1
+			s2 += e2 * e2
+			s3 += e3 * e3
+		}
+		acc[q], acc[q+1], acc[q+2], acc[q+3] = s0, s1, s2, s3
+	}
+}
+
 // ExpGo sets x[i] = math.Exp(x[i]), bit for bit, four at a time with
 // AVX2+FMA: the kernel is archExp's sequence on amd64 with FMA (the one
 // math.Exp takes where the CPU has AVX and FMA, implied by the kernel's

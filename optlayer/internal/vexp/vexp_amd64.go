@@ -28,6 +28,9 @@ func expShiftSumAVX(x *float64, n int, sh, negCut float64, acc *[4]float64)
 func weightedMomentsAVX(k, u, c *float64, n int, acc *[12]float64)
 
 //go:noescape
+func sqDist16AVX(a, b *float64, n int, acc *[16]float64)
+
+//go:noescape
 func pairUpdateAVX(f float64, xi, xj, oi, oj *float64, n int)
 
 //go:noescape

@@ -290,6 +290,49 @@ pairdone:
 	VZEROUPPER
 	RET
 
+// func sqDist16AVX(a, b *float64, n int, acc *[16]float64)
+// For k < n: e = a[k] − b[16k+l]; acc[l] += e·e for l < 16 (four lanes in
+// each of four registers). A difference, a product and a sum per entry,
+// never fused: the plain Go loop's roundings.
+TEXT ·sqDist16AVX(SB), NOSPLIT, $0-32
+	MOVQ    a+0(FP), SI
+	MOVQ    b+8(FP), DI
+	MOVQ    n+16(FP), CX
+	MOVQ    acc+24(FP), R8
+	VMOVUPD 0(R8), Y4
+	VMOVUPD 32(R8), Y5
+	VMOVUPD 64(R8), Y6
+	VMOVUPD 96(R8), Y7
+
+sqloop:
+	TESTQ        CX, CX
+	JZ           sqdone
+	VBROADCASTSD (SI), Y0
+	VSUBPD       0(DI), Y0, Y1
+	VSUBPD       32(DI), Y0, Y2
+	VSUBPD       64(DI), Y0, Y3
+	VSUBPD       96(DI), Y0, Y8
+	VMULPD       Y1, Y1, Y1
+	VMULPD       Y2, Y2, Y2
+	VMULPD       Y3, Y3, Y3
+	VMULPD       Y8, Y8, Y8
+	VADDPD       Y1, Y4, Y4
+	VADDPD       Y2, Y5, Y5
+	VADDPD       Y3, Y6, Y6
+	VADDPD       Y8, Y7, Y7
+	ADDQ         $8, SI
+	ADDQ         $128, DI
+	DECQ         CX
+	JMP          sqloop
+
+sqdone:
+	VMOVUPD Y4, 0(R8)
+	VMOVUPD Y5, 32(R8)
+	VMOVUPD Y6, 64(R8)
+	VMOVUPD Y7, 96(R8)
+	VZEROUPPER
+	RET
+
 // Constants of logAddAVX, each replicated in four lanes.
 DATA logc<>+0(SB)/8, $0x4330000000000000 // 2⁵² (exponent field to double)
 DATA logc<>+8(SB)/8, $0x4330000000000000

@@ -541,3 +541,59 @@ func BenchmarkLogAddMath(b *testing.B) {
 		}
 	}
 }
+
+// TestSqDist16MatchesLoop: SqDist16's vector and portable paths give the
+// plain sums bit for bit (e = a[k] − b_l[k], s += e·e, in order k), from
+// non-zero starting sums, on values spread over many magnitudes.
+func TestSqDist16MatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for _, m := range []int{0, 1, 2, 3, 7, 64, 257} {
+		a := make([]float64, m)
+		b := make([]float64, 16*m)
+		for k := range a {
+			a[k] = rng.NormFloat64() * math.Exp(3*rng.NormFloat64())
+		}
+		for k := range b {
+			b[k] = rng.NormFloat64() * math.Exp(3*rng.NormFloat64())
+		}
+		var acc0, want [16]float64
+		for l := range acc0 {
+			acc0[l] = rng.Float64() * 10
+			s := acc0[l]
+			for k, v := range a {
+				e := v - b[16*k+l]
+				s += e * e
+			}
+			want[l] = s
+		}
+		for _, asm := range []bool{true, false} {
+			acc := acc0
+			if asm {
+				SqDist16(a, b, &acc)
+			} else {
+				portable(func() { SqDist16(a, b, &acc) })
+			}
+			for l := range acc {
+				if math.Float64bits(acc[l]) != math.Float64bits(want[l]) {
+					t.Fatalf("m=%d asm=%v lane %d: %v, want %v", m, asm, l, acc[l], want[l])
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkSqDist16(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	a, bb := randVec(rng, 256, -1, 1), randVec(rng, 16*256, -1, 1)
+	for _, asm := range []bool{true, false} {
+		b.Run(map[bool]string{true: "asm", false: "portable"}[asm], func(b *testing.B) {
+			save := useAsm
+			useAsm = useAsm && asm
+			defer func() { useAsm = save }()
+			var acc [16]float64
+			for b.Loop() {
+				SqDist16(a, bb, &acc)
+			}
+		})
+	}
+}
