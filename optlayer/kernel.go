@@ -59,7 +59,15 @@ func (s *solver) colRows(q int) []int32 {
 	return s.kr[s.kp[q]:s.kp[q+1]]
 }
 
-func (s *solver) colCost(q int) []float64 { return s.kc[s.kp[q]:s.kp[q+1]] }
+// colCost returns the candidate costs of column position q: for a full
+// column of symmetric costs the column's row of the cost matrix itself.
+func (s *solver) colCost(q int) []float64 {
+	if s.kfull[q] && s.in.sym {
+		j := s.order[q]
+		return s.in.cost[j*s.n : (j+1)*s.n]
+	}
+	return s.kc[s.kp[q]:s.kp[q+1]]
+}
 func (s *solver) colKern(q int) []float64 { return s.kk[s.kp[q]:s.kp[q+1]] }
 
 // gather returns x restricted to rows (into buf), or x itself when rows is
@@ -128,19 +136,6 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 		w.rows = w.rows[:0]
 		w.added = 0
 	}
-	if mode == selAll {
-		// every row of every column (a dense start): size the workers'
-		// row lists once instead of growing them by appends
-		var need [2]int
-		for m := 0; m < M; m++ {
-			need[m&1] += (s.off[m+1] - s.off[m]) * n
-		}
-		for w, sw := range s.sel {
-			if cap(sw.rows) < need[w] {
-				sw.rows = make([]int32, 0, need[w])
-			}
-		}
-	}
 	cnt := s.selCnt
 	s.forClasses(func(m int) {
 		w := s.sel[m&1]
@@ -150,7 +145,10 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 	})
 	// assemble the new CSC arrays (each worker wrote its classes in order)
 	// (the old arrays are no longer read: reuse them)
-	nnz := len(s.sel[0].rows) + len(s.sel[1].rows)
+	nnz := 0
+	for _, c := range cnt {
+		nnz += c
+	}
 	if cap(s.kk) < nnz {
 		s.kr, s.kc, s.kk = nil, nil, nil // let the old ones go first
 		s.kr, s.kc, s.kk = make([]int32, nnz), make([]float64, nnz), make([]float64, nnz)
@@ -163,18 +161,24 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 		w := s.sel[m&1]
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			c := cnt[q]
-			rows := w.rows[read[m&1] : read[m&1]+c]
-			read[m&1] += c
-			copy(kr[e:e+c], rows)
-			col := s.fullCol(q, s.sel[0].cbuf)
-			if c == n {
-				copy(kc[e:e+c], col) // every row, in order
-			} else {
+			full := c == n && !s.zero[m]
+			s.kfull[q] = full
+			switch {
+			case full && s.in.sym:
+				// neither rows nor costs: colCost reads the cost
+				// matrix (kr and kc stay untouched here; in a fresh
+				// process their pages are then never faulted in)
+			case full:
+				copy(kc[e:e+c], s.fullCol(q, s.sel[0].cbuf))
+			default:
+				rows := w.rows[read[m&1] : read[m&1]+c]
+				read[m&1] += c
+				copy(kr[e:e+c], rows)
+				col := s.fullCol(q, s.sel[0].cbuf)
 				for k, i := range rows {
 					kc[e+k] = col[i]
 				}
 			}
-			s.kfull[q] = c == n && !s.zero[m]
 			e += c
 			s.kp[q+1] = e
 		}
@@ -190,7 +194,9 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 }
 
 // selectCol appends the candidate rows of column position q (class m) to
-// w.rows, sorted, sets thr[q] and cmax[q] and returns their number.
+// w.rows, sorted, sets thr[q] and cmax[q] and returns their number. A column
+// whose candidates are every row (outside ϑ = 0 classes) appends nothing:
+// it is a full column (selectCands).
 func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) int {
 	n := s.n
 	col := s.fullCol(q, w.cbuf)
@@ -221,23 +227,9 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 		w.idx = idx[:0]
 		return len(idx)
 	}
-	if mode == selUnion && s.kfull[q] {
-		for i := 0; i < n; i++ { // a full column stays full
-			idx = append(idx, int32(i))
-		}
-		w.rows = append(w.rows, idx...)
-		s.thr[q] = thr
-		w.idx = idx[:0]
-		return n
-	}
-	if mode == selAll {
-		// every row, in order (no keys: nothing is left out)
-		w.rows = slices.Grow(w.rows, n)
-		r := w.rows[len(w.rows) : len(w.rows)+n]
-		for i := range r {
-			r[i] = int32(i)
-		}
-		w.rows = w.rows[:len(w.rows)+n]
+	if mode == selAll || mode == selUnion && s.kfull[q] {
+		// every row, in order (no keys: nothing is left out; a full
+		// column stays full); full columns append no rows
 		s.thr[q] = thr
 		return n
 	}
@@ -318,6 +310,12 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 				thr = min(thr, am[i]+lam*c)
 			}
 		}
+	}
+	if len(idx) == n {
+		// every row: a full column (no rows appended)
+		s.thr[q] = thr
+		w.idx = idx[:0]
+		return n
 	}
 	if !sorted {
 		slices.Sort(idx)
