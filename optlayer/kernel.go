@@ -241,7 +241,7 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 		copy(key, col)
 	} else {
 		mn := math.Inf(1)
-		am := am[:len(col)]
+		am, key := am[:len(col)], key[:len(col)]
 		for i, c := range col {
 			k := am[i] + lam*c
 			key[i] = k
@@ -256,20 +256,32 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			w.stamp[i] = int32(q + 1)
 		}
 	}
-	for i, k := range key {
-		switch {
-		case k < cut || col[i] == 0:
+	switch mode {
+	case selKeys: // the common case, without the union's bookkeeping
+		col := col[:len(key)]
+		for i, k := range key {
 			// zero-cost rows always: the diagonal keeps the restricted
 			// problem's budget feasible (λ → ∞ moves every column there)
-			if mode == selUnion && w.stamp[i] != int32(q+1) {
-				w.added++
-			}
-			idx = append(idx, int32(i))
-		case mode == selUnion && w.stamp[i] == int32(q+1):
-			idx = append(idx, int32(i)) // a current candidate stays
-		default:
-			if k < thr { // keys are finite and ≥ 0
+			if k < cut || col[i] == 0 {
+				idx = append(idx, int32(i))
+			} else if k < thr { // keys are finite and ≥ 0
 				thr = k
+			}
+		}
+	default:
+		for i, k := range key {
+			switch {
+			case k < cut || col[i] == 0:
+				if mode == selUnion && w.stamp[i] != int32(q+1) {
+					w.added++
+				}
+				idx = append(idx, int32(i))
+			case mode == selUnion && w.stamp[i] == int32(q+1):
+				idx = append(idx, int32(i)) // a current candidate stays
+			default:
+				if k < thr {
+					thr = k
+				}
 			}
 		}
 	}
