@@ -513,11 +513,30 @@ func (s *solver) alphaStep() {
 // waterfill solves Σ_m max(0, ε(a_m − t)) = 1 for t and writes
 // α_m = max(0, ε(a_m − t)). Entries a_m = −∞ get α_m = 0. It reports false
 // when every a_m is −∞ (α is then left unchanged).
+//
+// Only the levels above amax − 1/ε can be filled (the level t starts at
+// amax − 1/ε with the largest alone and only rises as levels join), so the
+// others are left out of the sort, with a margin far above rounding: the
+// same bits, and at small ε one or two levels to sort instead of M
+// (callgrind, LP-only solves at n = 200, M = 10: waterfill 79.9 → 58.0 M
+// instructions, −1.5% of the solve). NaN levels disable the cut.
 func waterfill(a []float64, eps float64, alpha []float64, idx []int) bool {
 	M := len(a)
+	ie := 1 / eps
+	amax, sum := math.Inf(-1), 0.0
+	for _, x := range a {
+		if x > amax {
+			amax = x
+		}
+		sum += x // NaN if some level is NaN (or levels of both infinities)
+	}
+	lo := math.Inf(-1)
+	if sum == sum && !math.IsInf(amax, 0) {
+		lo = amax - ie - 1e-9*(math.Abs(amax)+ie)
+	}
 	k := 0
 	for m := 0; m < M; m++ {
-		if !math.IsInf(a[m], -1) {
+		if !math.IsInf(a[m], -1) && !(a[m] <= lo) {
 			idx[k] = m
 			k++
 		}
@@ -536,8 +555,8 @@ func waterfill(a []float64, eps float64, alpha []float64, idx []int) bool {
 		}
 		ids[z+1] = y
 	}
-	ie := 1 / eps
-	var sum, t float64
+	var t float64
+	sum = 0
 	for r := 0; r < k; r++ {
 		sum += a[ids[r]]
 		t = (sum - ie) / float64(r+1)
@@ -545,9 +564,7 @@ func waterfill(a []float64, eps float64, alpha []float64, idx []int) bool {
 			break
 		}
 	}
-	for m := 0; m < M; m++ {
-		alpha[m] = 0
-	}
+	clear(alpha[:M])
 	var tot float64
 	for _, m := range ids {
 		if d := a[m] - t; d > 0 {
