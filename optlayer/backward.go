@@ -263,28 +263,31 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 	if len(st.actOff) != M+1 {
 		st.actOff = make([]int, M+1)
 	}
-	st.act = st.act[:0]
-	for k := range st.active {
-		// a row mass below 1e-200 is no mass (its inverse would overflow)
-		st.active[k] = st.alpha[k] > 0 && st.p[k] > 1e-200
-		st.pinv[k] = 0
-		if st.active[k] {
-			st.pinv[k] = 1 / st.p[k]
-			st.act = append(st.act, int32(k))
+	act := st.act[:0]
+	den := st.dinv[:n]
+	clear(den)
+	for m := 0; m < M; m++ {
+		o := m * n
+		al, p := st.alpha[o:o+n], st.p[o:o+n]
+		ac, pinv := st.active[o:o+n], st.pinv[o:o+n]
+		for i, a := range al {
+			// a row mass below 1e-200 is no mass (its inverse would overflow)
+			ok := a > 0 && p[i] > 1e-200
+			ac[i] = ok
+			pinv[i] = 0
+			if ok {
+				pinv[i] = 1 / p[i]
+				act = append(act, int32(o+i))
+				den[i] += pinv[i] // Σ_m pinv_m(i) in class order
+			}
 		}
-		if (k+1)%n == 0 {
-			st.actOff[(k+1)/n] = len(st.act)
-		}
+		st.actOff[m+1] = len(act)
 	}
+	st.act = act
 	st.actGen++
-	for i := 0; i < n; i++ {
-		var den float64
-		for m := 0; m < M; m++ {
-			den += st.pinv[m*n+i]
-		}
-		st.dinv[i] = 0
-		if den > 0 {
-			st.dinv[i] = 1 / den
+	for i, d := range den {
+		if d > 0 {
+			den[i] = 1 / d
 		}
 	}
 	return st

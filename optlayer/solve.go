@@ -108,6 +108,10 @@ type solver struct {
 	kr     []int32
 	kc, kk []float64
 	kfull  []bool
+	// each column's candidate rows (nil when full), costs and kernel
+	// values: slices of kr, kc (or the cost matrix), kk (selectCands)
+	crow         [][]int32
+	ccost, ckern [][]float64
 	// what the lower bound knows of the rows left out (selectCands): their
 	// key α_m(i) + λ_m c(i,j) was ≥ thr[q] at the selection's selAlpha,
 	// selLam; cmax[q] is the column's largest cost
@@ -180,6 +184,7 @@ func newSolver(in *instance) *solver {
 	s.cbar /= float64(n * n)
 	s.kfull = make([]bool, n)
 	s.kp = make([]int, n+1)
+	s.crow, s.ccost, s.ckern = make([][]int32, n), make([][]float64, n), make([][]float64, n)
 	s.thr = make([]float64, n)
 	s.cmax = make([]float64, n)
 	s.selAlpha = make([]float64, M*n)
