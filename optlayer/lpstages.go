@@ -81,6 +81,7 @@ func lpEpsSchedule(tol float64) (start, cert float64) {
 func (s *solver) lpStages(cfg config, stop, certified func() bool, cert func()) (it int, snap *state) {
 	selL := cutLog + math.Log(float64(s.n)) + candMargin
 	start, epsC := lpEpsSchedule(cfg.tol)
+	s.lateProbe = true // lambdaSolve probes S(0) only when needed (newton.go)
 	s.setEps(start)
 	for it < cfg.maxIter {
 		it = s.stageSweeps(cfg.sweeps, it, cfg.maxIter)

@@ -449,12 +449,24 @@ func (s *solver) lambdaSolve(m int) {
 		S, dS = s.budgetAt(m, lam)
 		have = true
 	}
-	if !have || S <= th {
+	// S(0) ≤ ϑ makes λ = 0 the answer. With lateProbe (the LP-only
+	// stages) S(0) is evaluated only when the iteration heads for λ ≤ 0,
+	// and from λ = 0 not at all while the last column-exact plan costs
+	// more than ϑ: where S(0) > ϑ the iterates are the same, one budget
+	// evaluation fewer (callgrind, LP-only solves at n = 200, M = 10:
+	// 25% fewer evaluations, −2.3% instructions, the same answers).
+	probed := false // S(0) > ϑ is known
+	switch {
+	case s.lateProbe && have && S <= th:
+	case s.lateProbe && !have && s.S[m] > th:
+		lam = s.eps / th
+	case !have || S <= th:
 		if S0, _ := s.budgetAt(m, 0); S0 <= th {
 			s.lam[m] = 0
 			s.need[m] = true
 			return
 		}
+		probed = true
 		if !have {
 			lam = s.eps / th
 		}
@@ -478,6 +490,15 @@ func (s *solver) lambdaSolve(m int) {
 		next := math.NaN()
 		if dS < 0 && S > 0 {
 			next = lam - math.Log(S/th)*S/dS
+		}
+		if !(next > lo && next < hi) && lo == 0 && !probed {
+			// lateProbe: heading for λ ≤ 0
+			probed = true
+			if S0, _ := s.budgetAt(m, 0); S0 <= th {
+				s.lam[m] = 0
+				s.need[m] = true
+				return
+			}
 		}
 		if !(next > lo && next < hi) {
 			if math.IsInf(hi, 1) {

@@ -141,6 +141,7 @@ type solver struct {
 	rowOK               []bool    // per row: alphaStep's water filling succeeded
 	budgetEvals         int       // budgetAt calls (one class each)
 	sweepLambda         bool
+	lateProbe           bool    // lambdaSolve probes S(0) only when needed (lpStages)
 	holdEps             float64 // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above candFull)
 	lmReg               float64
 	cbar                float64 // mean cost
