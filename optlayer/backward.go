@@ -64,10 +64,12 @@ type state struct {
 	order   []int
 	off     []int
 	ninv    []float64
-	cp      []int     // sparse γ by column position: entries cp[q] … cp[q+1]−1
-	ri      []int32   // row index i of each entry
-	gv      []float64 // γ(i, j) of each entry (exact zeros are not stored)
-	cv      []float64 // c(i, j) of each entry
+	cp      []int       // sparse γ by column position: entries cp[q] … cp[q+1]−1
+	ri      []int32     // row index i of each entry
+	gv      []float64   // γ(i, j) of each entry (exact zeros are not stored)
+	cv      []float64   // c(i, j) of each entry
+	colRi   [][]int32   // per position: its entries' ri …
+	colGv   [][]float64 // … and gv (the operator takes them column by column)
 	lam     []float64
 	alpha   []float64 // M×n
 	g       []float64 // by position
@@ -250,6 +252,13 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton bool) *state
 		}
 	}
 	st.ri, st.gv, st.cv = ri[:nz], gv[:nz], cv[:nz]
+	if len(st.colRi) != n {
+		st.colRi, st.colGv = make([][]int32, n), make([][]float64, n)
+	}
+	for q := range st.colRi {
+		a, b := st.cp[q], st.cp[q+1]
+		st.colRi[q], st.colGv[q] = st.ri[a:b:b], st.gv[a:b:b]
+	}
 	if len(st.dg) != n {
 		st.dg = make([]float64, n)
 	}
@@ -504,8 +513,7 @@ func (st *state) rowProductsClass(m int, x, rg []float64) {
 		if xq == 0 {
 			continue
 		}
-		ri := st.ri[st.cp[q]:st.cp[q+1]]
-		gv := st.gv[st.cp[q]:st.cp[q+1]]
+		ri, gv := st.colRi[q], st.colGv[q]
 		gv = gv[:len(ri)]
 		for k, i := range ri {
 			rm[i] += gv[k] * xq
@@ -515,8 +523,7 @@ func (st *state) rowProductsClass(m int, x, rg []float64) {
 
 // colDot returns Σ_i γ(i, j_q) a(i) for column position q (a of length n).
 func (st *state) colDot(q int, a []float64) float64 {
-	ri := st.ri[st.cp[q]:st.cp[q+1]]
-	gv := st.gv[st.cp[q]:st.cp[q+1]]
+	ri, gv := st.colRi[q], st.colGv[q]
 	gv = gv[:len(ri)]
 	var s float64
 	for k, i := range ri {
