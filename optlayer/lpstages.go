@@ -82,6 +82,17 @@ func (s *solver) lpStages(cfg config, stop, certified func() bool, cert func()) 
 	selL := cutLog + math.Log(float64(s.n)) + candMargin
 	start, epsC := lpEpsSchedule(cfg.tol)
 	s.lateProbe = true // lambdaSolve probes S(0) only when needed (newton.go)
+	// newton's budget restores set g from lambdaSolve's last evaluation
+	// instead of rebuilding the class's kernel, which the evalPhi after
+	// them rebuilds anyway (newton.go restore): callgrind on LP-only
+	// solves at n = 200, M = 10 −3.9%, 75 → 46 kernel rebuilds per solve
+	// (seed 1); 100 instances at n = 50–500 all certified, 9359 → 8909
+	// iterations
+	s.lpRestore = true
+	s.bz, s.bzLam = make([]float64, s.n), make([]float64, s.M)
+	for m := range s.bzLam {
+		s.bzLam[m] = math.NaN() // no evaluation yet
+	}
 	s.setEps(start)
 	for it < cfg.maxIter {
 		it = s.stageSweeps(cfg.sweeps, it, cfg.maxIter)

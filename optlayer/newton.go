@@ -240,8 +240,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 		if s.restoreBudget(m) {
 			// the budget root, and the columns renormalised for it (a
 			// block ascent step in λ_m and the class's g at fixed α)
-			s.lambdaSolve(m)
-			s.rebuild(m)
+			s.restore(m)
 		}
 	}
 	phi := s.evalPhi()
@@ -259,8 +258,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 			again := false
 			for m := 0; m < s.M; m++ {
 				if s.restoreBudget(m) {
-					s.lambdaSolve(m)
-					s.rebuild(m)
+					s.restore(m)
 					again = true
 				}
 			}
@@ -427,11 +425,35 @@ func (s *solver) budgetAt(m int, lam float64) (S, dS float64) {
 			}
 		}
 		z, e1, e2 := vexp.ExpMoments(buf[:len(cr)], cr, mx, expCut)
+		if s.lpRestore {
+			s.bz[q] = mx + math.Log(z)
+		}
 		mean := e1 / z
 		S += mean
 		dS -= (e2/z - mean*mean) * ie
 	}
+	if s.lpRestore {
+		s.bzLam[m] = lam
+	}
 	return S * s.ninv[m], dS * s.ninv[m]
+}
+
+// restore restores class m's budget (lambdaSolve) and renormalises its
+// columns for the new λ_m: by rebuild, or, in the LP-only stages
+// (lpRestore), by setting g from the column sums of lambdaSolve's last
+// budget evaluation, which was at that λ_m (the kernel is then rebuilt by
+// the evalPhi that follows every restore in newton).
+func (s *solver) restore(m int) {
+	s.lambdaSolve(m)
+	if !s.lpRestore || s.bzLam[m] != s.lam[m] {
+		s.rebuild(m)
+		return
+	}
+	lninv := math.Log(s.ninv[m])
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		s.g[q] = s.eps * (lninv - s.bz[q])
+	}
+	s.need[m] = true
 }
 
 // lambdaSolve finds λ_m ≥ 0 with S(λ) = ϑ_m (budgetAt) by a safeguarded

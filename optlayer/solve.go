@@ -141,8 +141,11 @@ type solver struct {
 	rowOK               []bool    // per row: alphaStep's water filling succeeded
 	budgetEvals         int       // budgetAt calls (one class each)
 	sweepLambda         bool
-	lateProbe           bool    // lambdaSolve probes S(0) only when needed (lpStages)
-	holdEps             float64 // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above candFull)
+	lateProbe           bool      // lambdaSolve probes S(0) only when needed (lpStages)
+	lpRestore           bool      // newton's budget restore sets g from budgetAt's column sums (lpStages)
+	bz                  []float64 // per position: log Σ_i e^{−(α+λc)/ε} of budgetAt's last evaluation (lpRestore)
+	bzLam               []float64 // per class: the λ of it
+	holdEps             float64   // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above candFull)
 	lmReg               float64
 	cbar                float64 // mean cost
 	par                 bool    // split class work over two goroutines
