@@ -62,8 +62,14 @@ const (
 	// n = 200 seeds 1–6 and hard overlap, ties at 200): −20% instructions,
 	// the same certified gaps and 15–23 iterations; L = 15 −17%, 25 −13%;
 	// the tight stage at 25 as well (a further −6%) made dup up to 4.5×
-	// slower (111 → 501 iterations at n = 200).
-	lpCoarseSelL = 20.0
+	// slower (111 → 501 iterations at n = 200). From parMin points on (ten
+	// sweeps per stage, two goroutines) 20 e-folds lost the path of the
+	// benchmark family (n = 600–1000: 66–94 Newton iterations instead of
+	// 41–48, 1.5–3.5× the CPU; 22 and 23 as erratic); 25 keeps it
+	// (n = 400–1000, benchmark seeds 1–3, overlap, ties, dup: 41–51
+	// iterations, CPU −10% to −15% against ≈ 55).
+	lpCoarseSelL    = 20.0
+	lpCoarseSelLPar = 25.0 // n ≥ parMin
 )
 
 // lpEpsSchedule returns the first ε and the ε of the first tight stage for
@@ -129,6 +135,9 @@ func (s *solver) lpStages(cfg config, stop, certified func() bool, cert func()) 
 		L := selL
 		if next > epsC*(1+1e-12) {
 			L = lpCoarseSelL // the next stage is a coarse one
+			if s.n >= parMin {
+				L = lpCoarseSelLPar
+			}
 		}
 		s.selectCands(selKeys, next, L, candDelta, 0)
 		s.setEps(next)
