@@ -16,9 +16,10 @@ import (
 // matrix is the same bit for bit however the work is split: the pairs come
 // in tiles of costTile × costTile points, the features in chunks of
 // costChunk (the tile's rows stay in cache: a row-by-row pass streamed every
-// later row from memory for every row), four pairs at a time (independent
-// sums, no add waiting on another's latency), and large inputs on two
-// goroutines, each owning whole tiles.
+// later row from memory for every row), sixteen pairs per vector kernel
+// (vexp.SqDist16: independent sums in the lanes, no add waiting on
+// another's latency), and large inputs on two goroutines, each owning whole
+// tiles.
 func Costs(x []float64, n, dim int, metric Metric) ([]float64, error) {
 	if err := checkFeatures(x, n, dim, metric); err != nil {
 		return nil, err
@@ -106,9 +107,9 @@ func costTileAt(c, x, acc, pack []float64, i0, j0, n, dim int, metric Metric) {
 			}
 			for ; j < j1; j++ {
 				s := row[j-j0]
-				b := x[j*dim+k0 : j*dim+k1]
+				xj := x[j*dim+k0 : j*dim+k1]
 				for k, v := range a {
-					d := v - b[k]
+					d := v - xj[k]
 					s += d * d
 				}
 				row[j-j0] = s

@@ -275,7 +275,7 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*optlayer.Resu
 		// Without a gradient the solve needs the costs alone: computed
 		// here (the same bits Solve would compute), the features — n×d,
 		// often the larger array — are garbage for the rest of the run
-		// (2000 / 3000 CIFAR-10 images: peak RSS 187 → 115 MB at 3000).
+		// (3000 CIFAR-10 test images as pixels: peak RSS 187 → 147 MB).
 		c, err := optlayer.Costs(prob.Features, prob.N, prob.Dim, prob.Metric)
 		if err != nil {
 			return nil, nil, nil, 0, fmt.Errorf("%w: %w", ErrInput, err)
