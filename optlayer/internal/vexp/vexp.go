@@ -1,6 +1,8 @@
 // Package vexp holds the exponential kernels of the LFD solver's inner
 // loops: a fast exp with a mask for arguments below a cut, fused with the
-// sums the solver needs, vectorised with AVX2+FMA on amd64.
+// sums the solver needs, vectorised with AVX2+FMA on amd64 — and the two
+// kernels of the metric: SqDist16 (sixteen squared distances at once, for
+// optlayer.Costs) and PairUpdate (the feature gradient's pair update).
 //
 // Every kernel has a portable twin in plain Go that performs the same
 // floating-point operations in the same order (fused multiply–adds via
