@@ -147,8 +147,10 @@ type solver struct {
 	bzLam               []float64 // per class: the λ of it
 	holdEps             float64   // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above candFull)
 	lmReg               float64
-	cbar                float64 // mean cost
-	par                 bool    // split class work over two goroutines
+	cbar                float64   // mean cost
+	par                 bool      // split class work over two goroutines
+	certPart            []float64 // per class: lower's and lowerDense's sums (2M)
+	certOK              []bool    // per class: upperPhi's columns all carry mass; lower's bound exact
 	part                []float64
 	idx                 []int
 	amScratch, wfA, wfT []float64
@@ -634,46 +636,65 @@ func (s *solver) upperPhi(P []float64) float64 {
 	if s.rows == nil {
 		s.rows = make([]float64, M*n)
 	}
-	rows := s.rows
-	for k := range rows {
-		rows[k] = 0
+	if s.certOK == nil {
+		s.certOK = make([]bool, M)
 	}
+	if s.par {
+		s.forClasses(s.upperPhiClass)
+	} else {
+		for m := 0; m < M; m++ { // no closure: it would be allocated per call
+			s.upperPhiClass(m)
+		}
+	}
+	for _, ok := range s.certOK[:M] {
+		if !ok {
+			return math.Inf(1)
+		}
+	}
+	return s.upperRows(s.rows, s.wfT, P)
+}
+
+// upperPhiClass is upperPhi's pass over class m: its column-exact row masses
+// in s.rows, its mixing weight in s.wfT[m], and in s.certOK[m] whether every
+// column carries mass.
+func (s *solver) upperPhiClass(m int) {
+	n := s.n
+	um := s.u[m*n : (m+1)*n]
+	rm := s.rows[m*n : (m+1)*n]
+	clear(rm)
 	t := s.wfT
-	for m := 0; m < M; m++ {
-		um := s.u[m*n : (m+1)*n]
-		rm := rows[m*n : (m+1)*n]
-		var S float64
-		if s.slack[m] {
-			s.upperRowsSlack(m, rm)
-			t[m] = 1
-			continue
-		}
-		for q := s.off[m]; q < s.off[m+1]; q++ {
-			cs := s.colsum[q]
-			if !(cs > 0) || math.IsInf(cs, 0) {
-				return math.Inf(1)
-			}
-			f := s.ninv[m] / cs
-			kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
-			for k, x := range kr {
-				if x == 0 {
-					continue
-				}
-				i := k
-				if rows != nil {
-					i = int(rows[k])
-				}
-				w := x * um[i] * f
-				rm[i] += w
-				S += w * cr[k]
-			}
-		}
+	s.certOK[m] = true
+	if s.slack[m] {
+		s.upperRowsSlack(m, rm)
 		t[m] = 1
-		if !s.zero[m] && S > s.theta[m]*(1-1e-12) {
-			t[m] = s.theta[m] * (1 - 1e-12) / S
+		return
+	}
+	var S float64
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		cs := s.colsum[q]
+		if !(cs > 0) || math.IsInf(cs, 0) {
+			s.certOK[m] = false
+			return
+		}
+		f := s.ninv[m] / cs
+		kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
+		for k, x := range kr {
+			if x == 0 {
+				continue
+			}
+			i := k
+			if rows != nil {
+				i = int(rows[k])
+			}
+			w := x * um[i] * f
+			rm[i] += w
+			S += w * cr[k]
 		}
 	}
-	return s.upperRows(rows, t, P)
+	t[m] = 1
+	if !s.zero[m] && S > s.theta[m]*(1-1e-12) {
+		t[m] = s.theta[m] * (1 - 1e-12) / S
+	}
 }
 
 // upperRows mixes the column-exact row masses rows (M×n) of every class m
@@ -720,94 +741,145 @@ func (s *solver) shrink(m int) float64 {
 // minima over the candidates alone: not a bound, but no bound at (α, λ)
 // exceeds it.
 func (s *solver) lower() (lb, lbCand float64, exact bool) {
-	n := s.n
+	M := s.M
+	if s.certPart == nil {
+		s.certPart = make([]float64, 2*M)
+	}
+	if s.certOK == nil {
+		s.certOK = make([]bool, M)
+	}
+	if s.par {
+		s.forClasses(s.lowerClass)
+	} else {
+		for m := 0; m < M; m++ { // no closure: it would be allocated per call
+			s.lowerClass(m)
+		}
+	}
+	// the classes' terms added in class order, as one loop would
 	exact = true
-	for m := 0; m < s.M; m++ {
+	for m := 0; m < M; m++ {
+		sum, sumCand := s.certPart[2*m], s.certPart[2*m+1]
 		if s.slack[m] {
-			mn := s.lowerSlack(m)
-			lb += mn
-			lbCand += mn
+			lb += sum
+			lbCand += sum
 			continue
 		}
-		am := s.alpha[m*n : (m+1)*n]
-		lam := s.lam[m]
-		var da float64 // max_i |α_m(i) − selAlpha_m(i)|
-		for i, a := range s.selAlpha[m*n : (m+1)*n] {
-			da = max(da, math.Abs(am[i]-a))
-		}
-		dl := math.Abs(lam - s.selLam[m])
-		var sum, sumCand float64
-		for q := s.off[m]; q < s.off[m+1]; q++ {
-			cr := s.colCost(q)
-			mn := math.Inf(1)
-			// ϑ = 0 classes: the zero-cost rows, all candidates; α read
-			// through the candidate rows (no gathered copy)
-			if rows := s.colRows(q); rows != nil {
-				rows = rows[:len(cr)]
-				for k, c := range cr {
-					if x := am[rows[k]] + lam*c; x < mn {
-						mn = x
-					}
-				}
-			} else {
-				am := am[:len(cr)]
-				for k, c := range cr {
-					if x := am[k] + lam*c; x < mn {
-						mn = x
-					}
-				}
-			}
-			sumCand += mn
-			if t := s.thr[q]; !s.zero[m] && !math.IsInf(t, 1) {
-				if b := t - da - dl*s.cmax[q]; b < mn {
-					mn = b
-					exact = false
-				}
-			}
-			sum += mn
-		}
+		exact = exact && s.certOK[m]
 		lb += sum * s.ninv[m]
 		lbCand += sumCand * s.ninv[m]
 		if !s.zero[m] {
-			lb -= lam * s.theta[m]
-			lbCand -= lam * s.theta[m]
+			lb -= s.lam[m] * s.theta[m]
+			lbCand -= s.lam[m] * s.theta[m]
 		}
 	}
 	return lb, lbCand, exact
 }
 
-// lowerDense is lower's exact value: the minimum runs over every row.
-func (s *solver) lowerDense() float64 {
+// lowerClass is lower's pass over class m: the sums of its columns' minima
+// (with the bound on the rows left out, and over the candidates alone) in
+// s.certPart[2m], [2m+1] (a ϑ-slack class: its whole term), and in
+// s.certOK[m] whether that bound was never the minimum.
+func (s *solver) lowerClass(m int) {
 	n := s.n
-	buf := s.gbuf[0][0]
-	var lb float64
-	for m := 0; m < s.M; m++ {
-		if s.slack[m] {
-			lb += s.lowerSlack(m)
-			continue
-		}
-		am := s.alpha[m*n : (m+1)*n]
-		lam := s.lam[m]
-		var sum float64
-		for q := s.off[m]; q < s.off[m+1]; q++ {
-			cr := s.fullCol(q, buf)
-			mn := math.Inf(1)
-			for i, c := range cr {
-				if s.zero[m] && c != 0 {
-					continue
-				}
-				if x := am[i] + lam*c; x < mn {
+	s.certOK[m] = true
+	if s.slack[m] {
+		s.certPart[2*m] = s.lowerSlack(m)
+		return
+	}
+	am := s.alpha[m*n : (m+1)*n]
+	lam := s.lam[m]
+	var da float64 // max_i |α_m(i) − selAlpha_m(i)|
+	for i, a := range s.selAlpha[m*n : (m+1)*n] {
+		da = max(da, math.Abs(am[i]-a))
+	}
+	dl := math.Abs(lam - s.selLam[m])
+	var sum, sumCand float64
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		cr := s.colCost(q)
+		mn := math.Inf(1)
+		// ϑ = 0 classes: the zero-cost rows, all candidates; α read
+		// through the candidate rows (no gathered copy)
+		if rows := s.colRows(q); rows != nil {
+			rows = rows[:len(cr)]
+			for k, c := range cr {
+				if x := am[rows[k]] + lam*c; x < mn {
 					mn = x
 				}
 			}
-			sum += mn
+		} else {
+			am := am[:len(cr)]
+			for k, c := range cr {
+				if x := am[k] + lam*c; x < mn {
+					mn = x
+				}
+			}
 		}
-		lb += sum * s.ninv[m]
+		sumCand += mn
+		if t := s.thr[q]; !s.zero[m] && !math.IsInf(t, 1) {
+			if b := t - da - dl*s.cmax[q]; b < mn {
+				mn = b
+				s.certOK[m] = false
+			}
+		}
+		sum += mn
+	}
+	s.certPart[2*m], s.certPart[2*m+1] = sum, sumCand
+}
+
+// lowerDense is lower's exact value: the minimum runs over every row.
+func (s *solver) lowerDense() float64 {
+	M := s.M
+	if s.certPart == nil {
+		s.certPart = make([]float64, 2*M)
+	}
+	if s.par {
+		s.forClasses(s.lowerDenseClass)
+	} else {
+		for m := 0; m < M; m++ { // no closure: it would be allocated per call
+			s.lowerDenseClass(m)
+		}
+	}
+	var lb float64
+	for m := 0; m < M; m++ { // in class order, as one loop would
+		if s.slack[m] {
+			lb += s.certPart[2*m]
+			continue
+		}
+		lb += s.certPart[2*m] * s.ninv[m]
 		if !s.zero[m] {
-			lb -= lam * s.theta[m]
+			lb -= s.lam[m] * s.theta[m]
 		}
 	}
 	return lb
+}
+
+// lowerDenseClass is lowerDense's pass over class m: the sum of its
+// columns' minima over every row in s.certPart[2m] (a ϑ-slack class: its
+// whole term).
+func (s *solver) lowerDenseClass(m int) {
+	n := s.n
+	if s.slack[m] {
+		s.certPart[2*m] = s.lowerSlack(m)
+		return
+	}
+	buf := s.gbuf[m&1][0] // one per goroutine of forClasses
+	am := s.alpha[m*n : (m+1)*n]
+	lam := s.lam[m]
+	var sum float64
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		cr := s.fullCol(q, buf)
+		mn := math.Inf(1)
+		for i, c := range cr {
+			if s.zero[m] && c != 0 {
+				continue
+			}
+			if x := am[i] + lam*c; x < mn {
+				mn = x
+			}
+		}
+		sum += mn
+	}
+	s.certPart[2*m] = sum
 }
 
 // bestLower is the lower bound the certificate uses: lower, or the dense

@@ -550,6 +550,21 @@ func TestParallelSolveMatchesSerial(t *testing.T) {
 			t.Fatalf("P differs at %d", k)
 		}
 	}
+	// LPOnly: the certificate after every Newton step (upperPhi, lower,
+	// lowerDense split over the classes too)
+	lcfg, _ := (&Settings{LPOnly: true}).config(in)
+	lpar := solveInstance(in, lcfg)
+	lcfg.serial = true
+	lser := solveInstance(in, lcfg)
+	if lpar.Objective != lser.Objective || lpar.LowerBound != lser.LowerBound || lpar.Iterations != lser.Iterations {
+		t.Fatalf("LPOnly: parallel %v/%v/%d vs serial %v/%v/%d", lpar.Objective, lpar.LowerBound, lpar.Iterations,
+			lser.Objective, lser.LowerBound, lser.Iterations)
+	}
+	for k := range lpar.P {
+		if lpar.P[k] != lser.P[k] {
+			t.Fatalf("LPOnly: P differs at %d", k)
+		}
+	}
 	g := benchGrad(par.M, par.N)
 	a, err := par.VJP(g)
 	if err != nil {
