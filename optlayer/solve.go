@@ -636,9 +636,7 @@ func (s *solver) upperPhi(P []float64) float64 {
 	if s.rows == nil {
 		s.rows = make([]float64, M*n)
 	}
-	if s.certOK == nil {
-		s.certOK = make([]bool, M)
-	}
+	s.certScratch()
 	if s.par {
 		s.forClasses(s.upperPhiClass)
 	} else {
@@ -742,12 +740,7 @@ func (s *solver) shrink(m int) float64 {
 // exceeds it.
 func (s *solver) lower() (lb, lbCand float64, exact bool) {
 	M := s.M
-	if s.certPart == nil {
-		s.certPart = make([]float64, 2*M)
-	}
-	if s.certOK == nil {
-		s.certOK = make([]bool, M)
-	}
+	s.certScratch()
 	if s.par {
 		s.forClasses(s.lowerClass)
 	} else {
@@ -773,6 +766,15 @@ func (s *solver) lower() (lb, lbCand float64, exact bool) {
 		}
 	}
 	return lb, lbCand, exact
+}
+
+// certScratch allocates the certificate's per-class scratch (certPart,
+// certOK) on first use.
+func (s *solver) certScratch() {
+	if s.certPart == nil {
+		s.certPart = make([]float64, 2*s.M)
+		s.certOK = make([]bool, s.M)
+	}
 }
 
 // lowerClass is lower's pass over class m: the sums of its columns' minima
@@ -829,9 +831,7 @@ func (s *solver) lowerClass(m int) {
 // lowerDense is lower's exact value: the minimum runs over every row.
 func (s *solver) lowerDense() float64 {
 	M := s.M
-	if s.certPart == nil {
-		s.certPart = make([]float64, 2*M)
-	}
+	s.certScratch()
 	if s.par {
 		s.forClasses(s.lowerDenseClass)
 	} else {
