@@ -20,8 +20,9 @@ import "math"
 //
 // The certificate is the solver's usual one (upperPhi/upper: a feasible P;
 // bestLower: a dual bound), checked after every stage and, once ε ≤ 10·Tol,
-// after every Newton step that leaves a residual ≤ 0.2. Measured (callgrind, LPOnly solve): n = 200,
-// M = 10 163M → 80M instructions, n = 50 17M → 9M; hard instances at
+// after every Newton step that leaves a residual ≤ 0.2. Measured
+// (callgrind, LPOnly solve): n = 200, M = 10 163M → 80M instructions,
+// n = 50 17M → 9M; hard instances at
 // n = 200 (overlap, ties) −35% to −45%. Nothing else uses this path:
 // every solve without LPOnly, with a warm start, with Plans or above
 // candFull runs as before, bit for bit.

@@ -636,14 +636,7 @@ func (s *solver) upperPhi(P []float64) float64 {
 	if s.rows == nil {
 		s.rows = make([]float64, M*n)
 	}
-	s.certScratch()
-	if s.par {
-		s.forClasses(s.upperPhiClass)
-	} else {
-		for m := 0; m < M; m++ { // no closure: it would be allocated per call
-			s.upperPhiClass(m)
-		}
-	}
+	s.certPass(passUpper)
 	for _, ok := range s.certOK[:M] {
 		if !ok {
 			return math.Inf(1)
@@ -740,14 +733,7 @@ func (s *solver) shrink(m int) float64 {
 // exceeds it.
 func (s *solver) lower() (lb, lbCand float64, exact bool) {
 	M := s.M
-	s.certScratch()
-	if s.par {
-		s.forClasses(s.lowerClass)
-	} else {
-		for m := 0; m < M; m++ { // no closure: it would be allocated per call
-			s.lowerClass(m)
-		}
-	}
+	s.certPass(passLower)
 	// the classes' terms added in class order, as one loop would
 	exact = true
 	for m := 0; m < M; m++ {
@@ -768,12 +754,41 @@ func (s *solver) lower() (lb, lbCand float64, exact bool) {
 	return lb, lbCand, exact
 }
 
-// certScratch allocates the certificate's per-class scratch (certPart,
-// certOK) on first use.
-func (s *solver) certScratch() {
+// The certificate's per-class passes (certPass).
+const (
+	passUpper      = iota // upperPhiClass
+	passLower             // lowerClass
+	passLowerDense        // lowerDenseClass
+)
+
+// certPass runs one of the certificate's per-class passes for every class:
+// split over the classes like the solver's other passes (s.par), else in
+// order on the caller (no closure: it would be allocated per call). Each
+// pass writes only its class's parts of certPart, certOK, rows and wfT;
+// the callers combine them in class order, so the result does not depend
+// on the split.
+func (s *solver) certPass(pass int) {
 	if s.certPart == nil {
 		s.certPart = make([]float64, 2*s.M)
 		s.certOK = make([]bool, s.M)
+	}
+	if s.par {
+		s.forClasses(func(m int) { s.certClass(pass, m) })
+		return
+	}
+	for m := 0; m < s.M; m++ {
+		s.certClass(pass, m)
+	}
+}
+
+func (s *solver) certClass(pass, m int) {
+	switch pass {
+	case passUpper:
+		s.upperPhiClass(m)
+	case passLower:
+		s.lowerClass(m)
+	default:
+		s.lowerDenseClass(m)
 	}
 }
 
@@ -831,14 +846,7 @@ func (s *solver) lowerClass(m int) {
 // lowerDense is lower's exact value: the minimum runs over every row.
 func (s *solver) lowerDense() float64 {
 	M := s.M
-	s.certScratch()
-	if s.par {
-		s.forClasses(s.lowerDenseClass)
-	} else {
-		for m := 0; m < M; m++ { // no closure: it would be allocated per call
-			s.lowerDenseClass(m)
-		}
-	}
+	s.certPass(passLowerDense)
 	var lb float64
 	for m := 0; m < M; m++ { // in class order, as one loop would
 		if s.slack[m] {
