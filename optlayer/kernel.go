@@ -50,6 +50,133 @@ const (
 	cutLog     = 40.0 // entries below e^{−cutLog} of their column's largest (÷ n) are negligible
 )
 
+// Row coverage and narrow selections (LPOnly from a cold start above
+// candFull: solveInstance's lpLarge).
+//
+// A column's selection keeps the rows whose key is near the column's least;
+// a row none of whose class-m entries is kept loses its class-m mass, its
+// α_m(i) falls to 0, and every entry of that row then has a key far below
+// the ones kept: the restricted problem's dual is no longer near the full
+// problem's, and its lower bound collapses (measured: −4 instead of 1.16 on
+// the separated kind when Phase C's selections dropped the union). So with
+// s.cover every selection also keeps, for every row i and class m, the
+// coverK columns of class m with the least reduced cost
+// α_m(i) + λ_m c(i,j) − g(j) — the entries through which the row's class-m
+// mass would return. With it the selections at and below the target ε can be
+// narrow (narrowL e-folds, no candDelta, no cap), and the candidates no
+// longer grow to the entropic plan's support, which in the band below the
+// pooled radius is half of n² at ε = 1e-3 while the LP's plan has 1–3
+// entries per column. Where the narrow selection would still hold more than
+// narrowMax·n² entries (λ near 0: the keys hardly depend on the cost) the
+// solve takes the union selections instead.
+const (
+	coverK    = 4    // columns kept per row and class (2: 15.2 s, 8: 9.4 s, 16: 10.3 s on separated n = 2000 before the narrow Phase B)
+	narrowL   = 20.0 // e-folds of the narrow selections (30: 5.5 s, 57.6: 8.0 s)
+	narrowMax = 0.25 // fraction of n² above which a narrow selection is not used
+)
+
+// coverEnt is a candidate for a row's coverage: its reduced cost and column.
+type coverEnt struct {
+	r float64
+	q int32
+}
+
+// coverage records in coverRows[q] (rows ascending) every row i that has
+// column q among the coverK columns of q's class with the least reduced cost
+// α_m(i) + λ_m c(i,j) − g(j). Classes go to forClasses' goroutines; each
+// writes only its own columns.
+func (s *solver) coverage() {
+	n := s.n
+	if s.coverRows == nil {
+		s.coverRows = make([][]int32, n)
+	}
+	s.forClasses(func(m int) {
+		w := s.sel[m&1]
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			s.coverRows[q] = s.coverRows[q][:0]
+		}
+		if s.slack[m] || s.zero[m] {
+			return
+		}
+		if len(w.top) < n*coverK {
+			w.top = make([]coverEnt, n*coverK)
+		}
+		top := w.top[:n*coverK]
+		for k := range top {
+			top[k] = coverEnt{math.Inf(1), -1}
+		}
+		am := s.alpha[m*n : (m+1)*n]
+		lam := s.lam[m]
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			col := s.fullCol(q, w.cbuf)
+			am := am[:len(col)]
+			gq := s.g[q]
+			for i, c := range col {
+				r := am[i] + lam*c - gq
+				t := top[i*coverK : (i+1)*coverK]
+				if !(r < t[coverK-1].r) { // ties: the earlier column
+					continue
+				}
+				k := coverK - 1
+				for k > 0 && t[k-1].r > r {
+					t[k] = t[k-1]
+					k--
+				}
+				t[k] = coverEnt{r, int32(q)}
+			}
+		}
+		for i := 0; i < n; i++ {
+			for _, e := range top[i*coverK : (i+1)*coverK] {
+				if e.q >= 0 {
+					s.coverRows[e.q] = append(s.coverRows[e.q], int32(i))
+				}
+			}
+		}
+	})
+}
+
+// narrowCount returns the number of entries a narrow selection at eps would
+// keep before the coverage: the rows whose key is within eps·narrowL of
+// their column's least.
+func (s *solver) narrowCount(eps float64) int {
+	n := s.n
+	if len(s.narrowCnt) != s.M {
+		s.narrowCnt = make([]int, s.M)
+	}
+	s.forClasses(func(m int) {
+		w := s.sel[m&1]
+		cnt := 0
+		am := s.alpha[m*n : (m+1)*n]
+		lam := s.lam[m]
+		key := w.key[:n]
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			if s.slack[m] {
+				break
+			}
+			col := s.fullCol(q, w.cbuf)
+			am, key := am[:len(col)], key[:len(col)]
+			mn := math.Inf(1)
+			for i, c := range col {
+				k := am[i] + lam*c
+				key[i] = k
+				mn = min(mn, k)
+			}
+			cut := mn + eps*narrowL
+			for _, k := range key {
+				if k < cut {
+					cnt++
+				}
+			}
+		}
+		s.narrowCnt[m] = cnt
+	})
+	tot := 0
+	for _, c := range s.narrowCnt {
+		tot += c
+	}
+	return tot
+}
+
 // colRows returns the candidate rows of column position q (sorted), or nil
 // when the column is full.
 func (s *solver) colRows(q int) []int32 { return s.crow[q] }
@@ -93,6 +220,8 @@ type selWork struct {
 	cbuf, key []float64
 	idx       []int32
 	stamp     []int32 // stamp[i] == q+1: row i is a current candidate of column q
+	mark      []int32 // mark[i] == q+1: row i is in coverRows[q]
+	top       []coverEnt
 	rows      []int32 // selected rows of this worker's classes, column after column
 	added     int
 }
@@ -120,8 +249,11 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 	if s.sel[0] == nil {
 		for w := range s.sel {
 			s.sel[w] = &selWork{cbuf: make([]float64, n), key: make([]float64, n), idx: make([]int32, n),
-				stamp: make([]int32, n)}
+				stamp: make([]int32, n), mark: make([]int32, n)}
 		}
+	}
+	if s.cover && (mode == selKeys || mode == selUnion) {
+		s.coverage()
 	}
 	for _, w := range s.sel {
 		w.rows = w.rows[:0]
@@ -262,8 +394,26 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			w.stamp[i] = int32(q + 1)
 		}
 	}
-	switch mode {
-	case selKeys: // the common case, without the union's bookkeeping
+	// covered: the rows of coverRows[q] are kept as well (and not capped)
+	covered := s.cover && (mode == selKeys || mode == selUnion)
+	q1 := int32(q + 1)
+	if covered {
+		for _, i := range s.coverRows[q] {
+			w.mark[i] = q1
+		}
+	}
+	switch {
+	case mode == selKeys && covered:
+		col := col[:len(key)]
+		mark := w.mark[:len(key)]
+		for i, k := range key {
+			if k < cut || col[i] == 0 || mark[i] == q1 {
+				idx = append(idx, int32(i))
+			} else if k < thr {
+				thr = k
+			}
+		}
+	case mode == selKeys: // the common case, without the union's bookkeeping
 		col := col[:len(key)]
 		for i, k := range key {
 			// zero-cost rows always: the diagonal keeps the restricted
@@ -277,7 +427,7 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 	default:
 		for i, k := range key {
 			switch {
-			case k < cut || col[i] == 0:
+			case k < cut || col[i] == 0 || covered && w.mark[i] == q1:
 				if mode == selUnion && w.stamp[i] != int32(q+1) {
 					w.added++
 				}
@@ -294,15 +444,17 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 	sorted := true // idx holds the rows in increasing order
 	if kmax > 0 && len(idx) > kmax {
 		// the kmax least keys (all zero-cost rows if there are more)
+		// zero-cost and covered rows always
+		keep := func(i int) bool { return col[i] == 0 || covered && w.mark[i] == q1 }
 		for i := range key {
 			key[i] = -key[i] // topK keeps the largest
-			if col[i] == 0 {
+			if keep(i) {
 				key[i] = math.Inf(1)
 			}
 		}
 		nz := 0
 		for _, i := range idx {
-			if col[i] == 0 {
+			if keep(int(i)) {
 				nz++
 			}
 		}

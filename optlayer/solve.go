@@ -147,6 +147,9 @@ type solver struct {
 	bzLam               []float64 // per class: the λ of it
 	holdEps             float64   // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above candFull)
 	lmReg               float64
+	cover               bool      // selections keep every row's coverK least reduced costs per class (kernel.go; lpLarge)
+	coverRows           [][]int32 // per position: the rows the coverage keeps
+	narrowCnt           []int     // per class: narrowCount's counts
 	cbar                float64   // mean cost
 	par                 bool      // split class work over two goroutines
 	certPart            []float64 // per class: lower's and lowerDense's sums (2M)

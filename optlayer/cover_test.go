@@ -1,0 +1,132 @@
+package optlayer
+
+import (
+	"math"
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+// With s.cover every selection keeps, for every row i and class m, the
+// coverK columns of class m with the least reduced cost
+// α_m(i) + λ_m c(i,j) − g(j) — found here by sorting each row's reduced
+// costs — on top of the key window, and the cap leaves them in.
+func TestCoverageKeepsRowsLeastReducedCosts(t *testing.T) {
+	n, M := 90, 3
+	p := gaussProblem(7, n, M, 4, 0.3)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSolver(in)
+	s.init(nil)
+	rng := rand.New(rand.NewSource(3))
+	for k := range s.alpha {
+		s.alpha[k] = rng.Float64()
+	}
+	for m := range s.lam {
+		s.lam[m] = 0.05 + rng.Float64()
+	}
+	for q := range s.g {
+		s.g[q] = rng.Float64()
+	}
+	for _, kmax := range []int{0, 3} {
+		s.cover = true
+		s.selectCands(selKeys, 1e-3, 1, 0, kmax) // a window of 1e-3: about one row per column
+		for m := 0; m < M; m++ {
+			for i := 0; i < n; i++ {
+				type rc struct {
+					r float64
+					q int
+				}
+				var rs []rc
+				for q := s.off[m]; q < s.off[m+1]; q++ {
+					rs = append(rs, rc{s.alpha[m*n+i] + s.lam[m]*in.cost[i*n+s.order[q]] - s.g[q], q})
+				}
+				slices.SortStableFunc(rs, func(a, b rc) int {
+					switch {
+					case a.r < b.r:
+						return -1
+					case a.r > b.r:
+						return 1
+					}
+					return 0
+				})
+				for _, e := range rs[:min(coverK, len(rs))] {
+					if rows := s.colRows(e.q); rows != nil && !slices.Contains(rows, int32(i)) {
+						t.Fatalf("kmax %d: row %d, class %d: column position %d (reduced cost %.4g) is not a candidate", kmax, i, m, e.q, e.r)
+					}
+				}
+			}
+		}
+		if kmax > 0 {
+			// the cap held for the window's rows: at most kmax besides
+			// the covered and zero-cost ones
+			for q := 0; q < n; q++ {
+				extra := 0
+				for _, i := range s.colRows(q) {
+					if !slices.Contains(s.coverRows[q], i) && in.cost[int(i)*n+s.order[q]] != 0 {
+						extra++
+					}
+				}
+				if extra > kmax {
+					t.Fatalf("column position %d: %d rows beyond the covered ones, cap %d", q, extra, kmax)
+				}
+			}
+		}
+		// without the coverage the same window keeps far fewer entries
+		covered := len(s.kk)
+		s.cover = false
+		s.selectCands(selKeys, 1e-3, 1, 0, kmax)
+		if len(s.kk) >= covered {
+			t.Fatalf("kmax %d: %d entries with the coverage, %d without", kmax, covered, len(s.kk))
+		}
+	}
+}
+
+// LPOnly above candFull in the band below the pooled radius on separated
+// classes (the hard set's separated kind): the narrow selections with row
+// coverage must certify the same LP value as the regularised solve, with a
+// feasible P, and stay below the cap's size per column at the target ε
+// (before them the candidates grew to about half of n²).
+func TestLPOnlyLargeNarrow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 1100, two solves")
+	}
+	p := hardProblem("separated", 4, candFull+100, 10)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := (&Settings{LPOnly: true}).config(in)
+	covered, maxNNZ := false, 0
+	cfg.trace = func(_ int, s *solver, _ float64) {
+		covered = covered || s.cover
+		if s.eps <= cfg.eps {
+			maxNNZ = max(maxNNZ, len(s.kk))
+		}
+	}
+	fast := solveInstance(in, cfg)
+	cfg, _ = (&Settings{}).config(in)
+	ref := solveInstance(in, cfg)
+	for k, r := range []*Result{fast, ref} {
+		if r.Status != Optimal || r.RelGap > DefaultTol || r.LowerBound > r.Objective || r.LowerBound < 1 {
+			t.Fatalf("%s: status %d, bounds [%v, %v], %d iterations", []string{"LPOnly", "regularised"}[k], r.Status, r.LowerBound, r.Objective, r.Iterations)
+		}
+		checkFeasible(t, p, r)
+	}
+	if fast.LowerBound > ref.Objective || ref.LowerBound > fast.Objective {
+		t.Fatalf("certificates disagree: [%v, %v] vs regularised [%v, %v]", fast.LowerBound, fast.Objective, ref.LowerBound, ref.Objective)
+	}
+	if !covered {
+		t.Fatal("the row coverage was never on")
+	}
+	if maxNNZ > candK*in.n {
+		t.Fatalf("%d candidates at or below the target ε, more than candK per column", maxNNZ)
+	}
+	if math.IsNaN(fast.Objective) {
+		t.Fatal("NaN")
+	}
+	t.Logf("[%.6f, %.6f] in %d iterations (regularised [%.6f, %.6f] in %d), at most %d candidates at or below the target ε",
+		fast.LowerBound, fast.Objective, fast.Iterations, ref.LowerBound, ref.Objective, ref.Iterations, maxNNZ)
+}
