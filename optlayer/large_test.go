@@ -1,6 +1,7 @@
 package optlayer
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -95,17 +96,7 @@ func TestLPOnlyLargeBand(t *testing.T) {
 			maxNNZ = max(maxNNZ, len(s.kk))
 		}
 		fast := solveInstance(in, cfg)
-		cfg, _ = (&Settings{}).config(in)
-		ref := solveInstance(in, cfg)
-		for k, r := range []*Result{fast, ref} {
-			if r.Status != Optimal || r.RelGap > DefaultTol || r.LowerBound > r.Objective || r.LowerBound < 1 {
-				t.Fatalf("ϑ = %g × median, %s start: status %d, bounds [%v, %v], %d iterations", rel, []string{"LPOnly", "regularised"}[k], r.Status, r.LowerBound, r.Objective, r.Iterations)
-			}
-			checkFeasible(t, p, r)
-		}
-		if fast.LowerBound > ref.Objective || ref.LowerBound > fast.Objective {
-			t.Fatalf("ϑ = %g × median: certificates disagree: [%v, %v] vs regularised [%v, %v]", rel, fast.LowerBound, fast.Objective, ref.LowerBound, ref.Objective)
-		}
+		ref := againstRegularised(t, p, in, fast, fmt.Sprintf("ϑ = %g × median", rel))
 		if fast.Iterations > 11 { // more than the pooled candidate's first stage
 			if !held {
 				t.Fatalf("ϑ = %g × median: holdEps was not set", rel)
@@ -117,6 +108,26 @@ func TestLPOnlyLargeBand(t *testing.T) {
 		t.Logf("ϑ = %g × median: [%.6f, %.6f] in %d iterations (regularised [%.6f, %.6f] in %d), at most %d candidates",
 			rel, fast.LowerBound, fast.Objective, fast.Iterations, ref.LowerBound, ref.Objective, ref.Iterations, maxNNZ)
 	}
+}
+
+// againstRegularised solves in on the regularised path and checks that both
+// it and the LP-only answer fast are certified (relative gap ≤ Tol, a lower
+// bound ≥ 1 below the objective), feasible for p, and bracket the same LP
+// value; it returns the regularised answer.
+func againstRegularised(t *testing.T, p *Problem, in *instance, fast *Result, what string) *Result {
+	t.Helper()
+	cfg, _ := (&Settings{}).config(in)
+	ref := solveInstance(in, cfg)
+	for k, r := range []*Result{fast, ref} {
+		if r.Status != Optimal || r.RelGap > DefaultTol || r.LowerBound > r.Objective || r.LowerBound < 1 {
+			t.Fatalf("%s, %s start: status %d, bounds [%v, %v], %d iterations", what, []string{"LPOnly", "regularised"}[k], r.Status, r.LowerBound, r.Objective, r.Iterations)
+		}
+		checkFeasible(t, p, r)
+	}
+	if fast.LowerBound > ref.Objective || ref.LowerBound > fast.Objective {
+		t.Fatalf("%s: certificates disagree: [%v, %v] vs regularised [%v, %v]", what, fast.LowerBound, fast.Objective, ref.LowerBound, ref.Objective)
+	}
+	return ref
 }
 
 // LPOnly above candFull on separated Gaussian classes with a large radius:
