@@ -1,6 +1,7 @@
 package optlayer
 
 import (
+	"math"
 	"math/rand"
 	"slices"
 	"testing"
@@ -115,4 +116,30 @@ func TestLPOnlyLargeNarrow(t *testing.T) {
 	}
 	t.Logf("[%.6f, %.6f] in %d iterations (regularised [%.6f, %.6f] in %d), at most %d candidates at or below the target ε",
 		fast.LowerBound, fast.Objective, fast.Iterations, ref.LowerBound, ref.Objective, ref.Iterations, maxNNZ)
+}
+
+// minKey is the least key of one running minimum, bit for bit, at every
+// length (the four-way loop and its tail).
+func TestMinKeyMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	for n := 0; n < 40; n++ {
+		am, c := make([]float64, n), make([]float64, n)
+		for i := range am {
+			am[i] = rng.Float64()
+			c[i] = rng.ExpFloat64()
+			if rng.Intn(5) == 0 {
+				c[i] = 0
+			}
+		}
+		lam := rng.Float64()
+		want := math.Inf(1)
+		for i := range c {
+			if x := am[i] + lam*c[i]; x < want {
+				want = x
+			}
+		}
+		if got := minKey(am, c, lam); math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("n = %d: %v, want %v", n, got, want)
+		}
+	}
 }

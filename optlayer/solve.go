@@ -879,9 +879,13 @@ func (s *solver) lowerDenseClass(m int) {
 	var sum float64
 	for q := s.off[m]; q < s.off[m+1]; q++ {
 		cr := s.fullCol(q, buf)
+		if !s.zero[m] {
+			sum += minKey(am, cr, lam)
+			continue
+		}
 		mn := math.Inf(1)
 		for i, c := range cr {
-			if s.zero[m] && c != 0 {
+			if c != 0 {
 				continue
 			}
 			if x := am[i] + lam*c; x < mn {
@@ -891,6 +895,42 @@ func (s *solver) lowerDenseClass(m int) {
 		sum += mn
 	}
 	s.certPart[2*m] = sum
+}
+
+// minKey returns the least am[i] + lam·c[i] (+Inf for none) with four
+// running minima combined at the end — the least of the same values, so the
+// same bits as one running minimum (keys are finite), without one compare
+// waiting for the last: the dense lower bound, which the certificate takes
+// after every Newton step near the end of a solve whose candidates leave
+// rows out, was 20% of an LP-only solve at n = 10,000 (dup kind).
+func minKey(am, c []float64, lam float64) float64 {
+	am = am[:len(c)]
+	m0, m1, m2, m3 := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+	i := 0
+	for ; i+4 <= len(c); i += 4 {
+		x0 := am[i] + lam*c[i]
+		x1 := am[i+1] + lam*c[i+1]
+		x2 := am[i+2] + lam*c[i+2]
+		x3 := am[i+3] + lam*c[i+3]
+		if x0 < m0 {
+			m0 = x0
+		}
+		if x1 < m1 {
+			m1 = x1
+		}
+		if x2 < m2 {
+			m2 = x2
+		}
+		if x3 < m3 {
+			m3 = x3
+		}
+	}
+	for ; i < len(c); i++ {
+		if x := am[i] + lam*c[i]; x < m0 {
+			m0 = x
+		}
+	}
+	return min(min(m0, m1), min(m2, m3))
 }
 
 // bestLower is the lower bound the certificate uses: lower, or the dense
