@@ -220,7 +220,7 @@ type selWork struct {
 	cbuf, key []float64
 	idx       []int32
 	stamp     []int32 // stamp[i] == q+1: row i is a current candidate of column q
-	mark      []int32 // mark[i] == q+1: row i is in coverRows[q]
+	mark      []int32 // mark[i] == q+1: row i is or was in coverRows[q] (never cleared: see selectCol)
 	top       []coverEnt
 	rows      []int32 // selected rows of this worker's classes, column after column
 	added     int
@@ -394,7 +394,12 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			w.stamp[i] = int32(q + 1)
 		}
 	}
-	// covered: the rows of coverRows[q] are kept as well (and not capped)
+	// covered: the rows of coverRows[q] are kept as well (and not capped).
+	// The marks are never cleared and column q always goes to the same
+	// worker, so a row the coverage chose for q at any earlier selection of
+	// this solve is kept too: the coverage is sticky. Every figure of the
+	// change was measured so (the stamps of selUnion behave alike); a
+	// coverage of the current duals only is untried.
 	covered := s.cover && (mode == selKeys || mode == selUnion)
 	q1 := int32(q + 1)
 	if covered {
