@@ -483,7 +483,13 @@ func stripLine(msg string) string {
 		m := strings.TrimPrefix(msg, part)
 		var line int
 		if _, err := fmt.Sscanf(m, "line %d:", &line); err == nil {
-			return strings.TrimSpace(m[strings.Index(m, ":")+1:])
+			m = strings.TrimSpace(m[strings.Index(m, ":")+1:])
+			// yaml.v3 lists one error per bad element, a line each
+			// ("[A,A]"): the first is enough, and the message stays one line
+			if first, _, more := strings.Cut(m, "\n"); more {
+				m = strings.TrimSpace(first)
+			}
+			return m
 		}
 	}
 	return msg
