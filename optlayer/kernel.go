@@ -148,22 +148,15 @@ func (s *solver) narrowCount(eps float64) int {
 		cnt := 0
 		am := s.alpha[m*n : (m+1)*n]
 		lam := s.lam[m]
-		key := w.key[:n]
 		for q := s.off[m]; q < s.off[m+1]; q++ {
 			if s.slack[m] {
 				break
 			}
 			col := s.fullCol(q, w.cbuf)
-			am, key := am[:len(col)], key[:len(col)]
-			mn := math.Inf(1)
+			am := am[:len(col)]
+			cut := minKey(am, col, lam) + eps*narrowL
 			for i, c := range col {
-				k := am[i] + lam*c
-				key[i] = k
-				mn = min(mn, k)
-			}
-			cut := mn + eps*narrowL
-			for _, k := range key {
-				if k < cut {
+				if am[i]+lam*c < cut {
 					cnt++
 				}
 			}
