@@ -26,6 +26,7 @@ package optlayer
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -76,36 +77,50 @@ func (s *solver) within(m int, S float64) bool {
 	return S <= s.theta[m]*(1-pooledSlack) || S <= 0
 }
 
+// pooledTry is pooledFeasible's answer: the even spread's weights w and
+// costs spread, the transport blocks (blocks[m] == nil: the even spread;
+// kept only with keep), the costs uni of the transports it ran (NaN for
+// the others), and whether every class reaches u within its budget.
+type pooledTry struct {
+	w, spread, uni []float64
+	blocks         []*transportBlock
+	ok             bool
+}
+
 // pooledFeasible decides how each class reaches the pooled LFD: by the even
-// spread w (blocks[m] == nil) or, with transport, by a transport block
-// (pooledot.go) where the spread exceeds the budget. It reports false when
-// some class cannot be shown to reach it within its budget. The blocks are
-// kept only with keep (for the plans).
-func (s *solver) pooledFeasible(transport, keep bool) (w []float64, blocks []*transportBlock, ok bool) {
-	w = s.pooledWeights()
-	S := s.pooledCosts(w)
+// spread w or, with transport, by a transport block (pooledot.go) where the
+// spread exceeds the budget. It reports false when some class cannot be
+// shown to reach it within its budget.
+func (s *solver) pooledFeasible(transport, keep bool) pooledTry {
+	p := pooledTry{w: s.pooledWeights()}
+	p.spread = s.pooledCosts(p.w)
+	p.uni = make([]float64, s.M)
+	for m := range p.uni {
+		p.uni[m] = math.NaN()
+	}
 	var over []int
-	for m, x := range S {
+	for m, x := range p.spread {
 		if !s.within(m, x) {
 			if !transport || s.zero[m] {
-				return nil, nil, false
+				return p
 			}
 			over = append(over, m)
 		}
 	}
 	if len(over) == 0 {
-		return w, nil, true
+		p.ok = true
+		return p
 	}
 	// the cheap bound first, for every class; then the worst class's
 	// transport, so that a failure costs as little as possible
 	nb := make([]float64, s.M)
 	for _, m := range over {
 		if nb[m] = s.nearestBound(m); !s.within(m, nb[m]) {
-			return nil, nil, false
+			return p
 		}
 	}
 	slices.SortStableFunc(over, func(a, b int) int { return cmp.Compare(nb[b]/s.theta[b], nb[a]/s.theta[a]) })
-	blocks = make([]*transportBlock, s.M)
+	blocks := make([]*transportBlock, s.M)
 	var buf []float64 // one kernel buffer for every class, unless the blocks are kept
 	if !keep {
 		size := 0
@@ -117,25 +132,31 @@ func (s *solver) pooledFeasible(transport, keep bool) (w []float64, blocks []*tr
 	}
 	for _, m := range over {
 		t := s.transport(m, buf)
-		if t == nil || !s.within(m, t.cost(s.in.cost, s.n, nil)) {
-			return nil, nil, false
+		if t == nil {
+			return p
+		}
+		p.uni[m] = t.cost(s.in.cost, s.n, nil)
+		if !s.within(m, p.uni[m]) {
+			return p
 		}
 		if keep {
 			blocks[m] = t
 		}
 	}
-	return w, blocks, true
+	p.blocks, p.ok = blocks, true
+	return p
 }
 
 // pooledAnswer writes the pooled candidate into res (P_m = 1/n, its
 // objective, and with plans its transport plans) when it meets every
 // budget, and reports whether it did. transport allows the transport
-// blocks of pooledot.go (large problems only: below candFull the solver's
-// dense path is as cheap as the Sinkhorn iterations).
+// blocks of pooledot.go and, without plans, the mixture of pooledmix.go
+// (large problems only: below candFull the solver's dense path is as cheap
+// as the Sinkhorn iterations).
 func (s *solver) pooledAnswer(res *Result, plans, transport bool) bool {
-	w, blocks, ok := s.pooledFeasible(transport, plans)
-	if !ok {
-		return false
+	p := s.pooledFeasible(transport, plans)
+	if !p.ok {
+		return transport && !plans && s.pooledMixture(res, p.spread, p.uni)
 	}
 	n := s.n
 	q := 1 / float64(n)
@@ -144,7 +165,7 @@ func (s *solver) pooledAnswer(res *Result, plans, transport bool) bool {
 	}
 	res.Objective = float64(n) * q // Σ_i max_m P_m(i), rounded once
 	if plans {
-		res.Plans = s.pooledPlans(w, blocks)
+		res.Plans = s.pooledPlans(p.w, p.blocks)
 	}
 	return true
 }

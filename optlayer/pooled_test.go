@@ -46,7 +46,7 @@ func TestPooledWide(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, ok := newSolver(in).pooledFeasible(false, false); !ok {
+		if !newSolver(in).pooledFeasible(false, false).ok {
 			t.Fatalf("seed %d: the pooled plan exceeds a budget", seed)
 		}
 		// the solve may still replace the pooled P by a rounded plan whose
@@ -133,7 +133,7 @@ func TestPooledThreshold(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, ok := newSolver(in).pooledFeasible(false, false); ok {
+		if newSolver(in).pooledFeasible(false, false).ok {
 			t.Fatalf("trial %d: the candidate was accepted with a radius below its plan's cost", trial)
 		}
 		checkAgainstLP(t, "below", p, nil)
@@ -169,7 +169,8 @@ func TestPooledTransport(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.pooledTransport = true
-		_, blocks, ok := newSolver(in).pooledFeasible(true, true)
+		pt := newSolver(in).pooledFeasible(true, true)
+		blocks, ok := pt.blocks, pt.ok
 		r := solveInstance(in, cfg)
 		checkFeasible(t, p, r) // with the plans: marginals and budgets
 		v := exactLP(t, p)
@@ -206,7 +207,7 @@ func TestPooledTransportLarge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, ok := newSolver(in).pooledFeasible(false, false); ok {
+	if newSolver(in).pooledFeasible(false, false).ok {
 		t.Fatal("the even spread meets the budgets: nothing tested")
 	}
 	r, err := Solve(p, &Settings{LPOnly: true})

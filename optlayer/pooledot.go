@@ -17,6 +17,8 @@ package optlayer
 // of class m) is within the budget.
 
 import (
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
 	"math"
 
 	"github.com/drknn/drknn/optlayer/internal/vexp"
@@ -60,19 +62,31 @@ func (s *solver) nearestBound(m int) float64 {
 	return sum / float64(n)
 }
 
-// transport runs the Sinkhorn iterations of class m and returns the rounded
-// plan's block, or nil when they failed numerically. The kernel is kept in
-// buf when it is large enough.
+// transport runs the Sinkhorn iterations of class m's rest (pooled.go) and
+// returns the rounded plan's block, or nil when they failed numerically.
+// The kernel is kept in buf when it is large enough.
 func (s *solver) transport(m int, buf []float64) *transportBlock {
 	n := s.n
-	t := &transportBlock{cols: s.order[s.off[m]:s.off[m+1]], a: s.ninv[m] - 1/float64(n), b: 1 / float64(n)}
+	rows := make([]int, 0, n-(s.off[m+1]-s.off[m]))
 	for i := 0; i < n; i++ {
 		if s.in.labels[i] != m {
-			t.rows = append(t.rows, i)
+			rows = append(rows, i)
 		}
 	}
+	return s.sinkhorn(rows, s.order[s.off[m]:s.off[m+1]], s.ninv[m]-1/float64(n), 1/float64(n), s.theta[m], buf)
+}
+
+// sinkhorn transports mass a from each point of cols to mass b on each
+// point of rows (len(cols)·a = len(rows)·b) by Sinkhorn iterations at
+// ε_t = theta/pooledEtaRatio on the costs c(row, col) (theta: the sending
+// class's budget, which also scales the stopping test), and returns the rounded, exactly
+// feasible plan's block, or nil when the iterations failed numerically.
+// The kernel is kept in buf when it is large enough.
+func (s *solver) sinkhorn(rows, cols []int, a, b, theta float64, buf []float64) *transportBlock {
+	n := s.n
+	eta := theta / pooledEtaRatio
+	t := &transportBlock{rows: rows, cols: cols, a: a, b: b}
 	nr, nc := len(t.rows), len(t.cols)
-	eta := s.theta[m] / pooledEtaRatio
 	if cap(buf) >= nr*nc {
 		t.k = buf[:nr*nc]
 	} else {
@@ -95,7 +109,7 @@ func (s *solver) transport(m int, buf []float64) *transportBlock {
 	for r := range t.u {
 		t.u[r] = 1
 	}
-	tol := pooledErrTol * s.theta[m] / max(cmax, 1e-300)
+	tol := pooledErrTol * theta / max(cmax, 1e-300)
 	for it := 0; it < pooledMaxIter; it++ {
 		if !t.columnScale() {
 			return nil
@@ -114,14 +128,9 @@ func (s *solver) transport(m int, buf []float64) *transportBlock {
 
 // columnScale sets v so that every column of u K v sums to a.
 func (t *transportBlock) columnScale() bool {
-	nc := len(t.cols)
+	nr, nc := len(t.rows), len(t.cols)
 	col := t.v
-	clear(col)
-	for r, ur := range t.u {
-		for q, x := range t.k[r*nc : (r+1)*nc] {
-			col[q] += x * ur
-		}
-	}
+	blas64.Gemv(blas.Trans, 1, blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: t.k}, blas64.Vector{N: nr, Inc: 1, Data: t.u}, 0, blas64.Vector{N: nc, Inc: 1, Data: col})
 	for q, c := range col {
 		if !(c > 0) || math.IsInf(c, 0) {
 			return false
@@ -134,17 +143,18 @@ func (t *transportBlock) columnScale() bool {
 // rowScale sets u so that every row of u K v sums to b, and returns the L1
 // row error before the step.
 func (t *transportBlock) rowScale() (err float64, ok bool) {
-	nc := len(t.cols)
-	for r := range t.u {
-		var sr float64
-		for q, x := range t.k[r*nc : (r+1)*nc] {
-			sr += x * t.v[q]
-		}
-		if !(sr > 0) || math.IsInf(sr, 0) {
+	nr, nc := len(t.rows), len(t.cols)
+	if len(t.x) < nr {
+		t.x = make([]float64, nr)
+	}
+	sr := t.x[:nr]
+	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: t.k}, blas64.Vector{N: nc, Inc: 1, Data: t.v}, 0, blas64.Vector{N: nr, Inc: 1, Data: sr})
+	for r, x := range sr {
+		if !(x > 0) || math.IsInf(x, 0) {
 			return 0, false
 		}
-		err += math.Abs(t.u[r]*sr - t.b)
-		t.u[r] = t.b / sr
+		err += math.Abs(t.u[r]*x - t.b)
+		t.u[r] = t.b / x
 	}
 	return err, true
 }
