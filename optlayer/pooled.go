@@ -121,26 +121,43 @@ func (s *solver) pooledFeasible(transport, keep bool) pooledTry {
 	}
 	slices.SortStableFunc(over, func(a, b int) int { return cmp.Compare(nb[b]/s.theta[b], nb[a]/s.theta[a]) })
 	blocks := make([]*transportBlock, s.M)
-	var buf []float64 // one kernel buffer for every class, unless the blocks are kept
+	// two classes at a time with s.par (one kernel buffer per goroutine,
+	// unless the blocks are kept), checked in order: a failure stops the
+	// rest, and the answer does not depend on the scheduling
+	var buf [2][]float64
 	if !keep {
 		size := 0
 		for _, m := range over {
 			nm := s.off[m+1] - s.off[m]
 			size = max(size, nm*(s.n-nm))
 		}
-		buf = make([]float64, size)
+		buf[0] = make([]float64, size)
+		if s.par && len(over) > 1 {
+			buf[1] = make([]float64, size)
+		}
 	}
-	for _, m := range over {
-		t := s.transport(m, buf)
-		if t == nil {
-			return p
+	step := 1
+	if s.par {
+		step = 2
+	}
+	var ts [2]*transportBlock
+	for x := 0; x < len(over); x += step {
+		pair := over[x:min(x+step, len(over))]
+		forClasses(len(pair), s.par, func(g int) {
+			ts[g] = s.transport(pair[g], buf[g])
+		})
+		for g, m := range pair {
+			if ts[g] != nil {
+				p.uni[m] = ts[g].cost(s.in.cost, s.n, nil)
+			}
 		}
-		p.uni[m] = t.cost(s.in.cost, s.n, nil)
-		if !s.within(m, p.uni[m]) {
-			return p
-		}
-		if keep {
-			blocks[m] = t
+		for g, m := range pair {
+			if ts[g] == nil || !s.within(m, p.uni[m]) {
+				return p
+			}
+			if keep {
+				blocks[m] = ts[g]
+			}
 		}
 	}
 	p.blocks, p.ok = blocks, true
