@@ -319,7 +319,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			// MNIST n = 3000 at ϑ = 0.8 × median it stayed near 0.1 for
 			// an LP value of 1, and converging the restricted problem took
 			// 6 s before the validation found out; separated n = 2000 at
-			// 0.7 × was within 2% at this residual): the validation now
+			// 0.7 × was within 2% at this residual): a validation now,
 			// over the entries within narrowL e-folds of their column's
 			// least at this dual, keeping the row coverage (the
 			// certificate never relies on the candidates; the full
