@@ -39,8 +39,9 @@ type transportBlock struct {
 	k          []float64
 	u, v, x, y []float64
 	er, ec     []float64
-	e          float64 // Σ ec
-	a, b       float64 // column and row targets
+	rs         []float64 // rowScale's row sums
+	e          float64   // Σ ec
+	a, b       float64   // column and row targets
 }
 
 // nearestBound is b·Σ_{i ∉ m} min_{j ∈ m} c(i,j): a lower bound on the cost of
@@ -147,10 +148,10 @@ func (t *transportBlock) columnScale() bool {
 // row error before the step.
 func (t *transportBlock) rowScale() (err float64, ok bool) {
 	nr, nc := len(t.rows), len(t.cols)
-	if len(t.x) < nr {
-		t.x = make([]float64, nr)
+	if len(t.rs) < nr {
+		t.rs = make([]float64, nr)
 	}
-	sr := t.x[:nr]
+	sr := t.rs[:nr]
 	blas64.Gemv(blas.NoTrans, 1, blas64.General{Rows: nr, Cols: nc, Stride: nc, Data: t.k}, blas64.Vector{N: nc, Inc: 1, Data: t.v}, 0, blas64.Vector{N: nr, Inc: 1, Data: sr})
 	for r, x := range sr {
 		if !(x > 0) || math.IsInf(x, 0) {
