@@ -509,7 +509,7 @@ func TestUncertified(t *testing.T) {
 }
 
 // The collector is off (with a soft memory limit) for one solve of up to
-// gcOffMaxN points, at the default 100% for repeated solves and at 25% above
+// gcOffMaxN points, at the default 100% for repeated solves and at 5% above
 // gcOffMaxN points; run reports n and -repeat to the hook before reading the
 // costs.
 func TestGCPolicy(t *testing.T) {
@@ -519,7 +519,7 @@ func TestGCPolicy(t *testing.T) {
 		limit     int64
 	}{{2, 0, -1, gcOffLimit}, {50, 1, -1, gcOffLimit}, {200, 0, -1, gcOffLimit}, {gcOffMaxN, 1, -1, gcOffLimit},
 		{50, 2, 100, -1}, {gcOffMaxN, 400, 100, -1},
-		{gcOffMaxN + 1, 0, 25, -1}, {10000, 1, 25, -1}, {10000, 5, 25, -1}} {
+		{gcOffMaxN + 1, 0, 5, -1}, {10000, 1, 5, -1}, {10000, 5, 5, -1}} {
 		if p, l := gcPolicy(c.n, c.repeat); p != c.percent || l != c.limit {
 			t.Errorf("gcPolicy(%d, %d) = %d, %d; want %d, %d", c.n, c.repeat, p, l, c.percent, c.limit)
 		}
