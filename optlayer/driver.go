@@ -68,7 +68,10 @@ const (
 	// 60 (on every stage or on the last) cost a random instance (n = 2500,
 	// per-class radii 0.02 × median) 2296 iterations for 226: its last
 	// stage needed 116 steps.
-	lpStageMax       = 150
+	lpStageMax = 150
+	// lpOpenSweeps: the sweeps that open lpLarge's Phase B (Phase B's
+	// comment)
+	lpOpenSweeps     = 1
 	stageSweeps      = 10
 	stageSweepsSmall = 2   // sweeps per ε stage for n < parMin
 	parMin           = 400 // from this n on a single solve uses two goroutines
@@ -289,8 +292,8 @@ func solveInstance(in *instance, cfg config) *Result {
 		s.setEps(next)
 	}
 	// Phase B: Newton at the target ε, then the certificate. lpLarge opens
-	// it with one sweep (the columns made exact at the new ε and
-	// candidates), not cfg.sweeps: more took the duals Phase A left near
+	// it with lpOpenSweeps = 1 sweep (the columns made exact at the new ε
+	// and candidates), not cfg.sweeps: more took the duals Phase A left near
 	// the path far off it (separated n = 2000 at ϑ = 0.7 × median: the
 	// dual's bound 1.23 → −0.95 over ten sweeps, and 180 Newton steps to
 	// come back). Measured with one (none, two, four on the first): that
@@ -301,12 +304,14 @@ func solveInstance(in *instance, cfg config) *Result {
 	// adding 21 M candidates at the dual the sweepless first look left;
 	// one: 1.44 GB); real pixels (MNIST, CIFAR-10 at n = 2000 / 3000, ϑ =
 	// 0.05–1 × median) never slower beyond noise, CIFAR-10 n = 2000 at 0.6 ×
-	// 3.6 → 2.4 s (docs/PERFORMANCE.md). The opening sweeps of Phase A's
-	// stages stay: without them Newton drifted on CIFAR-10 n = 3000 at 0.65
-	// × (λ → 0 over 150 steps at ε = 0.0016; 4.0 → 11.2 s).
+	// 3.6 → 2.4 s; slower on separated n = 10,000 at 0.7 × (737 iterations
+	// for 703; docs/PERFORMANCE.md). The opening sweeps of Phase A's stages
+	// stay: without them Newton drifted on CIFAR-10 n = 3000 at 0.65 × (λ →
+	// 0 over 150 steps at ε = 0.0016; 4.0 → 11.2 s). TestLPOnlyLargeNarrow
+	// checks that Phase B starts near the bound Phase A reached.
 	sweeps := cfg.sweeps
 	if lpLarge {
-		sweeps = 1
+		sweeps = lpOpenSweeps
 	}
 	for k := 0; k < sweeps && it < cfg.maxIter && snap == nil; k++ {
 		s.gStep()
