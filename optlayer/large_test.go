@@ -148,3 +148,40 @@ func TestLPOnlyLargePhaseC(t *testing.T) {
 	}
 	checkFeasible(t, p, r)
 }
+
+// driftStop ends a stage only at its checks (every lpDriftEvery steps),
+// after lpDriftFalls falls of the bound in a row once the bound has been
+// positive, and at once when the certificate's stop says so.
+func TestDriftStop(t *testing.T) {
+	run := func(bounds []float64, certAt int) int {
+		calls, step := 0, 0
+		st := driftStop(func() bool { step++; return step == certAt }, func() float64 {
+			calls++
+			return bounds[calls-1]
+		})
+		for i := 1; i <= lpDriftEvery*len(bounds); i++ {
+			if st() {
+				return i
+			}
+		}
+		return 0
+	}
+	e := lpDriftEvery
+	for _, c := range []struct {
+		bounds []float64
+		certAt int
+		want   int
+	}{
+		{[]float64{0.1, 0.2, 0.3, 0.25, 0.2, 0.1}, 0, 5 * e},        // rose, then fell twice
+		{[]float64{0.1, 0.2, 0.15, 0.3, 0.25, 0.3, 0.2}, 0, 0},      // never two falls in a row
+		{[]float64{-0.1, -0.05, -0.07, -0.24, -0.3}, 0, 0},          // never positive: still on its way
+		{[]float64{-0.1, 0.2, 0.1, 0.05}, 0, 4 * e},                 // positive once, then two falls
+		{[]float64{0.3, 0.2, 0.1}, 0, 3 * e},                        // the first check has nothing to fall from
+		{[]float64{0.1, 0.2, 0.3, 0.25, 0.2}, 7, 7},                 // the certificate first
+		{[]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}, 0, 0}, // no finite bound
+	} {
+		if got := run(c.bounds, c.certAt); got != c.want {
+			t.Errorf("bounds %v, certificate at step %d: stopped at step %d, want %d (0: never)", c.bounds, c.certAt, got, c.want)
+		}
+	}
+}
