@@ -72,7 +72,7 @@ const (
 	// lpOpenSweeps: the sweeps that open lpLarge's Phase B (Phase B's
 	// comment)
 	lpOpenSweeps     = 1
-	lpDriftEvery     = 10 // driftStop's checks: every this many Newton steps
+	lpDriftEvery     = 10 // driftStop's checks: every this many successful Newton steps
 	lpDriftFalls     = 2  // and this many falls of the bound in a row end the stage
 	stageSweeps      = 10
 	stageSweepsSmall = 2   // sweeps per ε stage for n < parMin
@@ -460,7 +460,8 @@ func solveInstance(in *instance, cfg config) *Result {
 
 // driftStop extends stop (nil: none) for lpLarge's last stage above the
 // target ε, which only has to bring the duals near the path: every
-// lpDriftEvery Newton steps it reads the dual's own bound (bound: the dense
+// lpDriftEvery calls (Newton calls stop after each step whose line search
+// succeeds) it reads the dual's own bound (bound: the dense
 // lower bound) and ends the stage after lpDriftFalls falls in a row, once
 // the bound has been positive in the stage. On capped candidates near the
 // pooled radius that stage drifts: on `separated` n = 3000 at ϑ = 0.8 ×
