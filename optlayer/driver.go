@@ -233,6 +233,15 @@ func solveInstance(in *instance, cfg config) *Result {
 	// target ε takes at most lpStageMax Newton steps and ends when the
 	// dual's bound drifts down (driftStop).
 	narrow := lpLarge
+	// narrowCap: the most entries of a narrow selection; narrowReady: the
+	// dual's own bound (res.LowerBound may be the pooled bound 1, which
+	// says nothing of the dual) is within narrowGap of the objective and
+	// the next stage's narrow selection fits narrowCap
+	narrowCap := int(narrowMax * float64(in.n) * float64(in.n))
+	narrowReady := func() bool {
+		lb := s.lowerDense()
+		return res.Objective-lb <= narrowGap*lb && s.narrowCount(s.eps/2) <= narrowCap
+	}
 	it := 0
 	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large && !cfg.noLPStages {
 		// LPOnly from a cold start: its own ε stages (lpstages.go); the
@@ -372,10 +381,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			// problem needs: the validation below) and the next selection
 			// would not be dense
 			cert()
-			// the dual's own bound (res.LowerBound may be the pooled
-			// bound 1, which says nothing of the dual)
-			if lb := s.lowerDense(); res.Objective-lb <= narrowGap*lb &&
-				s.narrowCount(s.eps/2) <= int(narrowMax*float64(s.n)*float64(s.n)) {
+			if narrowReady() {
 				snap = s.snapshot(cfg, r)
 				break
 			}
@@ -412,8 +418,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	// lpLarge after validated candidates: the narrow stages after all when
 	// the bounds are already close (the test at Phase B's end above)
 	if lpLarge && !narrow && !certified() {
-		if lb := s.lowerDense(); res.Objective-lb <= narrowGap*lb &&
-			s.narrowCount(s.eps/2) <= int(narrowMax*float64(s.n)*float64(s.n)) {
+		if narrowReady() {
 			narrow, s.cover = true, true
 		}
 	}
@@ -421,7 +426,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	// keep decreasing ε for the certificate only.
 	for !certified() && it < cfg.maxIter && s.eps > epsFloor {
 		next := math.Max(epsFloor, s.eps/2)
-		if narrow && s.narrowCount(next) > int(narrowMax*float64(s.n)*float64(s.n)) {
+		if narrow && s.narrowCount(next) > narrowCap {
 			narrow, s.cover = false, false
 		}
 		s.setEps(next)
