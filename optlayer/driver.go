@@ -60,16 +60,6 @@ const (
 	// gap (against the dual's own bound) above narrowGapEarly
 	narrowCheck    = 0.1
 	narrowGapEarly = 0.25
-	// narrowGapValid: after a validation round of Phase B (lpLarge), the
-	// narrow Phase C stages take over at a relative gap ≤ narrowGapValid
-	// (the dense bound against the objective) instead of after the last
-	// round. `separated` n = 3000 at ϑ = 0.7 × median, seed 12: 0.77% after
-	// the first of four rounds, 398 → 376 iterations; a random sweep of 30
-	// instances (n = 1100–3000) 4659 → 4639 iterations, all certified. At
-	// narrowGap = 5% instead one of them (n = 1500, M = 5, d = 64) ended
-	// uncertified after 2674 iterations: the narrow stages stalled one
-	// after another from a dual 10% off.
-	narrowGapValid = 0.01
 	// lpStageMax: the most Newton steps of lpLarge's last stage above the
 	// target ε. That stage only brings the duals near the path, and on
 	// capped candidates near the pooled radius it can drift instead (all
@@ -349,8 +339,6 @@ func solveInstance(in *instance, cfg config) *Result {
 	// takes another step instead of returning at once forever.
 	ntol := cfg.regTol
 	early := narrow // the narrow candidates' first look, at a residual of narrowCheck
-	// validated: lpLarge has added a validation round
-	validated := false
 	for it < cfg.maxIter && snap == nil {
 		tol := ntol
 		if early {
@@ -404,18 +392,6 @@ func solveInstance(in *instance, cfg config) *Result {
 			// negligible at this dual; add those that are not and go on
 			// (lpLarge: those within narrowL e-folds, as above)
 			if lpLarge {
-				// after a round: the narrow stages as soon as the bounds
-				// are within narrowGapValid (the rounds left would only
-				// complete the regularised problem at the target ε)
-				if validated {
-					cert()
-					if lb := s.lowerDense(); res.Objective-lb <= narrowGapValid*lb && narrowReady() {
-						narrow, s.cover = true, true
-						snap = s.snapshot(cfg, r)
-						break
-					}
-				}
-				validated = true
 				if s.selectCands(selUnion, s.eps, narrowL, 0, 0) != 0 {
 					ntol = cfg.regTol
 					continue
