@@ -74,6 +74,7 @@ const (
 	lpOpenSweeps     = 1
 	lpDriftEvery     = 10 // driftStop's checks: every this many successful Newton steps
 	lpDriftFalls     = 2  // and this many falls of the bound in a row end the stage
+	narrowDriftFalls = 4  // the same for Phase B's first narrow Newton run (its comment)
 	stageSweeps      = 10
 	stageSweepsSmall = 2   // sweeps per ε stage for n < parMin
 	parMin           = 400 // from this n on a single solve uses two goroutines
@@ -274,7 +275,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		stageStop := lpStop
 		if lpLarge && s.eps*cfg.epsFactor <= epsT {
 			budget = min(budget, lpStageMax) // the last stage above the target
-			stageStop = driftStop(lpStop, s.lowerDense)
+			stageStop = driftStop(lpStop, s.lowerDense, lpDriftFalls)
 		}
 		steps, _ := s.newton(cfg, budget, stol, stageStop)
 		it += steps
@@ -344,7 +345,26 @@ func solveInstance(in *instance, cfg config) *Result {
 		if early {
 			tol = narrowCheck
 		}
-		steps, failed := s.newton(cfg, cfg.maxIter-it, tol, lpStop)
+		bstop := lpStop
+		if early {
+			// the first look also comes when the dual's bound drifts
+			// down (narrowDriftFalls falls in a row, checked every
+			// lpDriftEvery steps, once it has been positive) before the
+			// residual reaches narrowCheck: on the narrow candidates
+			// near the pooled radius Newton can wander at residuals 0.1–1
+			// while the bound falls (`separated` n = 2000 at ϑ = 0.8 ×
+			// median, seed 4: 161 steps, the bound 0.55 → 0.02).
+			// Measured (docs/PERFORMANCE.md): that family at 0.8 ×
+			// (seeds 4, 11, 12; n = 2000 / 3000) 288 / 196 / 268 and
+			// 234 / 283 / 266 → 192 / 196 / 188 and 187 / 211 / 202
+			// iterations; a random sweep of 30 instances 4639 → 4299
+			// iterations, all certified. Two falls instead of four cost
+			// two random instances 82 and 208 iterations (their unions
+			// came at a dual that added too few entries), three left one
+			// uncertified.
+			bstop = driftStop(lpStop, s.lowerDense, narrowDriftFalls)
+		}
+		steps, failed := s.newton(cfg, cfg.maxIter-it, tol, bstop)
 		it += steps + 1
 		r := s.residual()
 		if cfg.lpOnly && certified() {
@@ -474,11 +494,12 @@ func solveInstance(in *instance, cfg config) *Result {
 }
 
 // driftStop extends stop (nil: none) for lpLarge's last stage above the
-// target ε, which only has to bring the duals near the path: every
-// lpDriftEvery calls (Newton calls stop after each step whose line search
-// succeeds) it reads the dual's own bound (bound: the dense
-// lower bound) and ends the stage after lpDriftFalls falls in a row, once
-// the bound has been positive in the stage. On capped candidates near the
+// target ε, which only has to bring the duals near the path (and for Phase
+// B's first narrow Newton run): every lpDriftEvery calls (Newton calls stop
+// after each step whose line search succeeds) it reads the dual's own bound
+// (bound: the dense lower bound) and ends the stage after falls falls in a
+// row (lpDriftFalls for that stage), once the bound has been positive in
+// the stage. On capped candidates near the
 // pooled radius that stage drifts: on `separated` n = 3000 at ϑ = 0.8 ×
 // median the bound rose to 0.29 in 30 steps, then fell for the rest of the
 // stage's 100+ steps. Measured (docs/PERFORMANCE.md): that family at 0.8 ×
@@ -489,8 +510,8 @@ func solveInstance(in *instance, cfg config) *Result {
 // the positive-bound condition a random instance whose bound was still
 // negative and noisy (n = 2000, M = 5) took 743 iterations for 598; three
 // falls instead of two cost CIFAR-10 at 0.65 × 274.
-func driftStop(stop func() bool, bound func() float64) func() bool {
-	k, falls, prev, best := 0, 0, math.Inf(-1), math.Inf(-1)
+func driftStop(stop func() bool, bound func() float64, falls int) func() bool {
+	k, fell, prev, best := 0, 0, math.Inf(-1), math.Inf(-1)
 	return func() bool {
 		if stop != nil && stop() {
 			return true
@@ -503,14 +524,14 @@ func driftStop(stop func() bool, bound func() float64) func() bool {
 		best = max(best, lb)
 		switch {
 		case best <= 0:
-			falls = 0 // still on its way in
+			fell = 0 // still on its way in
 		case lb < prev:
-			falls++
+			fell++
 		default:
-			falls = 0
+			fell = 0
 		}
 		prev = lb
-		return falls >= lpDriftFalls
+		return fell >= falls
 	}
 }
 
