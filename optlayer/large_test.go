@@ -150,8 +150,9 @@ func TestLPOnlyLargePhaseC(t *testing.T) {
 }
 
 // driftStop ends a stage only at its checks (every lpDriftEvery steps),
-// after its falls of the bound in a row (here lpDriftFalls = 2) once the
-// bound has been positive, and at once when the certificate's stop says so.
+// after its count of falls of the bound in a row (two in the table) once
+// the bound has been positive, and at once when the certificate's stop says
+// so.
 func TestDriftStop(t *testing.T) {
 	run := func(bounds []float64, certAt int) int {
 		calls, step := 0, 0
