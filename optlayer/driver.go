@@ -462,18 +462,12 @@ func solveInstance(in *instance, cfg config) *Result {
 			// and the dual bound of the restricted problem stalled short
 			// of the certificate — Gaussian classes n = 1100–1500, ϑ =
 			// 0.6–0.7 × median: uncertified after 695–8018 iterations, all
-			// certified in 378–773 uncapped). lpLarge selects without
-			// candDelta: between Phase C's stages the duals move little,
-			// and each stage's union adds the entries the moved duals
-			// need (`separated` n = 3000 at ϑ = 0.7 × median, seed 11:
-			// 6.09 M → 0.84 M entries at ε = 2.5e-4, 331 → 329
-			// iterations, 8.0 → 5.6 s; the random sweep, real pixels and
-			// the named kinds the same iterations within 4)
-			delta := candDelta
-			if lpLarge {
-				delta = 0
-			}
-			s.selectCands(selUnion, s.eps, selL, delta, 0)
+			// certified in 378–773 uncapped). Without candDelta under
+			// lpLarge `separated` n = 3000 at ϑ = 0.7 × median (seed 11)
+			// took 5.6 s for 8.0, but a random instance (n = 1500, M =
+			// 10, d = 2, rounded features) ended uncertified after 3474
+			// iterations (certified in 3608 with it): docs/PERFORMANCE.md
+			s.selectCands(selUnion, s.eps, selL, candDelta, 0)
 		}
 		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol, stop)
 		it += steps + 1
