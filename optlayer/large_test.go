@@ -154,12 +154,12 @@ func TestLPOnlyLargePhaseC(t *testing.T) {
 // the bound has been positive, and at once when the certificate's stop says
 // so.
 func TestDriftStop(t *testing.T) {
-	run := func(bounds []float64, certAt int) int {
+	run := func(bounds []float64, certAt, falls int) int {
 		calls, step := 0, 0
 		st := driftStop(func() bool { step++; return step == certAt }, func() float64 {
 			calls++
 			return bounds[calls-1]
-		}, 2)
+		}, falls)
 		for i := 1; i <= lpDriftEvery*len(bounds); i++ {
 			if st() {
 				return i
@@ -181,23 +181,13 @@ func TestDriftStop(t *testing.T) {
 		{[]float64{0.1, 0.2, 0.3, 0.25, 0.2}, 7, 7},                 // the certificate first
 		{[]float64{math.Inf(-1), math.Inf(-1), math.Inf(-1)}, 0, 0}, // no finite bound
 	} {
-		if got := run(c.bounds, c.certAt); got != c.want {
+		if got := run(c.bounds, c.certAt, 2); got != c.want {
 			t.Errorf("bounds %v, certificate at step %d: stopped at step %d, want %d (0: never)", c.bounds, c.certAt, got, c.want)
 		}
 	}
 	// Phase B's narrowDriftFalls = 4: three falls in a row are not enough,
 	// four are (the fifth check)
-	calls := 0
-	bounds := []float64{0.5, 0.4, 0.3, 0.2, 0.1, 0.05}
-	st := driftStop(nil, func() float64 { calls++; return bounds[calls-1] }, narrowDriftFalls)
-	got := 0
-	for i := 1; i <= lpDriftEvery*len(bounds); i++ {
-		if st() {
-			got = i
-			break
-		}
-	}
-	if want := 5 * lpDriftEvery; got != want {
+	if got, want := run([]float64{0.5, 0.4, 0.3, 0.2, 0.1, 0.05}, 0, narrowDriftFalls), 5*e; got != want {
 		t.Errorf("%d falls: stopped at step %d, want %d", narrowDriftFalls, got, want)
 	}
 }
