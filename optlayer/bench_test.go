@@ -122,6 +122,9 @@ func TestExportBenchInstances(t *testing.T) {
 	if *exportDir == "" {
 		t.Skip("no -export directory given")
 	}
+	if err := os.MkdirAll(*exportDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range benchCases {
 		p := benchProblem(c.n, c.M, c.seed)
 		name := filepath.Join(*exportDir, fmt.Sprintf("lfd_%d_%d.txt", c.n, c.M))
