@@ -232,10 +232,8 @@ func TestLoadVersion1(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i := range e {
-			if e[i] != c.want[i] {
-				t.Fatalf("%s: embedding %v, want %v", path, e, c.want)
-			}
+		if !sameEmbedding(e, c.want) {
+			t.Fatalf("%s: embedding %v, want %v", path, e, c.want)
 		}
 		data, err := net.MarshalBinary()
 		if err != nil {
