@@ -484,7 +484,7 @@ func (st *state) newWork() *work {
 // rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
 func (st *state) rowProducts(x, rg []float64) {
 	if st.par && st.M > 1 {
-		forClasses(st.M, true, func(m int) { st.rowProductsClass(m, x, rg) })
+		forClassesW(st.M, true, func(m, _ int) { st.rowProductsClass(m, x, rg) })
 		return
 	}
 	for m := 0; m < st.M; m++ { // no closure: it would be allocated per call
@@ -601,7 +601,7 @@ func (st *state) apply(x, out []float64, w *work) {
 	}
 	st.project(w.rg, w)
 	if st.par && M > 1 {
-		forClasses(M, true, func(m int) { st.applyClass(m, x, out, w) })
+		forClassesW(M, true, func(m, _ int) { st.applyClass(m, x, out, w) })
 	} else {
 		for m := 0; m < M; m++ { // no closure: it would be allocated per call
 			st.applyClass(m, x, out, w)

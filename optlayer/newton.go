@@ -14,6 +14,7 @@ package optlayer
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/drknn/drknn/optlayer/internal/vexp"
 )
@@ -26,10 +27,10 @@ func (s *solver) evalPhi() float64 {
 	n, M := s.n, s.M
 	ie := 1 / s.eps
 	if s.par && M > 1 {
-		s.forClasses(s.phiKernel)
+		forClassesW(M, true, s.phiKernel)
 	} else {
 		for m := 0; m < M; m++ { // no closure: it would be allocated per call
-			s.phiKernel(m)
+			s.phiKernel(m, 0)
 		}
 	}
 	// water filling with a_m(i) = log s_m(i) + rowmax_m(i)
@@ -80,10 +81,10 @@ func (s *solver) evalPhi() float64 {
 		}
 	}
 	if s.par && M > 1 {
-		s.forClasses(s.phiClass)
+		forClassesW(M, true, s.phiClass)
 	} else {
 		for m := 0; m < M; m++ {
-			s.phiClass(m)
+			s.phiClass(m, 0)
 		}
 	}
 	part := s.part
@@ -133,7 +134,7 @@ const vexpCut = 700
 
 // phiKernel is evalPhi's kernel pass for class m: log-domain exponents,
 // row maxima in s.alpha0, then the kernel and its row sums s.s.
-func (s *solver) phiKernel(m int) {
+func (s *solver) phiKernel(m, w int) {
 	if s.slack[m] {
 		s.phiKernelSlack(m)
 		return
@@ -145,7 +146,7 @@ func (s *solver) phiKernel(m int) {
 		rm[i] = math.Inf(-1)
 	}
 	le := s.lam[m] * ie
-	b0, b1 := s.gbuf[m&1][0], s.gbuf[m&1][1]
+	b0, b1 := s.gbuf[w][0], s.gbuf[w][1]
 	for q := s.off[m]; q < s.off[m+1]; q++ {
 		kr, cr := s.colKern(q), s.colCost(q)
 		gq := s.g[q] * ie
@@ -196,7 +197,7 @@ func (s *solver) phiKernel(m int) {
 
 // phiClass is evalPhi's column pass for class m: S, S2, column sums and the
 // class's parts of Φ, mass and residual (in s.part).
-func (s *solver) phiClass(m int) {
+func (s *solver) phiClass(m, w int) {
 	if s.slack[m] {
 		s.phiClassSlack(m)
 		return
@@ -210,7 +211,7 @@ func (s *solver) phiClass(m int) {
 	um := s.u[m*n : (m+1)*n]
 	ninv := s.ninv[m]
 	var S, S2, phi, mass, res float64
-	buf := s.gbuf[m&1][0]
+	buf := s.gbuf[w][0]
 	for q := s.off[m]; q < s.off[m+1]; q++ {
 		cs, c1, c2 := vexp.WeightedMoments(s.colKern(q), gather(um, s.colRows(q), buf), s.colCost(q))
 		s.colsum[q] = cs
@@ -566,6 +567,39 @@ const (
 // data, so the result does not depend on the scheduling.
 func (s *solver) forClasses(f func(m int)) {
 	forClasses(s.M, s.par, f)
+}
+
+// forClassesW runs f(m, w) for every class on two goroutines when par (w:
+// 0 or 1, the goroutine, for scratch indexed by it), handing out the
+// classes one at a time in order as the goroutines become free: classes
+// differ in their candidates and slack classes cost next to nothing, so a
+// fixed split (forClasses) leaves one core waiting. Each f(m, w) must touch
+// only class m's data and scratch w, so the result does not depend on the
+// scheduling.
+func forClassesW(M int, par bool, f func(m, w int)) {
+	if !par || M < 2 {
+		for m := 0; m < M; m++ {
+			f(m, 0)
+		}
+		return
+	}
+	var next atomic.Int32
+	run := func(w int) {
+		for {
+			m := int(next.Add(1)) - 1
+			if m >= M {
+				return
+			}
+			f(m, w)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		run(1)
+		close(done)
+	}()
+	run(0)
+	<-done
 }
 
 func forClasses(M int, par bool, f func(m int)) {

@@ -121,7 +121,7 @@ type solver struct {
 	selCnt     []int
 	sel        [2]*selWork // selection scratch, one per goroutine of forClasses
 	selections int
-	gbuf       [2][3][]float64 // gather scratch, one set per goroutine of forClasses
+	gbuf       [2][3][]float64 // gather scratch, one set per goroutine of forClassesW
 
 	g, g0, v            []float64 // per position
 	alpha, alpha0, u    []float64 // M×n
@@ -776,22 +776,22 @@ func (s *solver) certPass(pass int) {
 		s.certOK = make([]bool, s.M)
 	}
 	if s.par {
-		s.forClasses(func(m int) { s.certClass(pass, m) })
+		forClassesW(s.M, true, func(m, w int) { s.certClass(pass, m, w) })
 		return
 	}
 	for m := 0; m < s.M; m++ {
-		s.certClass(pass, m)
+		s.certClass(pass, m, 0)
 	}
 }
 
-func (s *solver) certClass(pass, m int) {
+func (s *solver) certClass(pass, m, w int) {
 	switch pass {
 	case passUpper:
 		s.upperPhiClass(m)
 	case passLower:
 		s.lowerClass(m)
 	default:
-		s.lowerDenseClass(m)
+		s.lowerDenseClass(m, w)
 	}
 }
 
@@ -867,13 +867,13 @@ func (s *solver) lowerDense() float64 {
 // lowerDenseClass is lowerDense's pass over class m: the sum of its
 // columns' minima over every row in s.certPart[2m] (a ϑ-slack class: its
 // whole term).
-func (s *solver) lowerDenseClass(m int) {
+func (s *solver) lowerDenseClass(m, w int) {
 	n := s.n
 	if s.slack[m] {
 		s.certPart[2*m] = s.lowerSlack(m)
 		return
 	}
-	buf := s.gbuf[m&1][0] // one per goroutine of forClasses
+	buf := s.gbuf[w][0] // one per goroutine of forClassesW
 	am := s.alpha[m*n : (m+1)*n]
 	lam := s.lam[m]
 	var sum float64
