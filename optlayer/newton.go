@@ -563,8 +563,11 @@ const (
 )
 
 // forClasses runs f for every class, on two goroutines when the problem is
-// large enough to pay for them (s.par). Each f(m) touches only class m's
-// data, so the result does not depend on the scheduling.
+// large enough to pay for them (s.par): the even classes on one, the odd on
+// the other, always (the selection passes of kernel.go keep state in the
+// scratch s.sel[m&1] from one selection to the next). Each f(m) touches
+// only class m's data, so the result does not depend on the scheduling.
+// Passes with plain scratch use forClassesW, which balances the load.
 func (s *solver) forClasses(f func(m int)) {
 	forClasses(s.M, s.par, f)
 }

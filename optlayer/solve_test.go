@@ -5,7 +5,9 @@ import (
 	"math"
 	"math/rand"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // randomCostProblem draws an arbitrary (asymmetric) non-negative cost matrix
@@ -655,5 +657,52 @@ func TestRowWeights(t *testing.T) {
 		if s.p[k] != u*s.s[k] {
 			t.Errorf("p[%d] = %v, want u·s = %v", k, s.p[k], u*s.s[k])
 		}
+	}
+}
+
+// TestForClassesW checks that forClassesW calls f once per class, with a
+// goroutine index of 0 or 1 (0 alone without par), and that it balances:
+// while class 0 holds one goroutine, the other runs every other class (a
+// fixed even/odd split would leave classes 2, 4, … waiting behind class 0).
+func TestForClassesW(t *testing.T) {
+	for _, par := range []bool{false, true} {
+		for _, M := range []int{1, 2, 3, 10} {
+			calls := make([]int32, M)
+			var bad atomic.Bool
+			forClassesW(M, par, func(m, w int) {
+				atomic.AddInt32(&calls[m], 1)
+				if w < 0 || w > 1 || (!par || M < 2) && w != 0 {
+					bad.Store(true)
+				}
+			})
+			for m, c := range calls {
+				if c != 1 {
+					t.Errorf("par %v, M = %d: class %d ran %d times", par, M, m, c)
+				}
+			}
+			if bad.Load() {
+				t.Errorf("par %v, M = %d: a goroutine index outside {0, 1} (or ≠ 0 serially)", par, M)
+			}
+		}
+	}
+	const M = 10
+	var others atomic.Int32
+	allRan := make(chan struct{})
+	waited := true
+	forClassesW(M, true, func(m, w int) {
+		if m != 0 {
+			if others.Add(1) == M-1 {
+				close(allRan)
+			}
+			return
+		}
+		select {
+		case <-allRan:
+		case <-time.After(10 * time.Second):
+			waited = false
+		}
+	})
+	if !waited {
+		t.Errorf("classes 1…%d did not all run while class 0 held a goroutine (%d ran)", M-1, others.Load())
 	}
 }
