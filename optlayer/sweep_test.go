@@ -1,0 +1,120 @@
+package optlayer
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The random sweep: the check a change to lpLarge's narrow / Phase C path
+// needs before it lands (docs/PERFORMANCE.md: two such changes passed the
+// named instances and left a random one uncertified). It skips unless
+// -sweep-seed is given:
+//
+//	go test ./optlayer -run TestRandomSweep -timeout 60m -v -args -sweep-seed 9 [-sweep-n 30] [-sweep-sizes 1100,1500,2000,2500,3000] [-sweep-only K]
+//
+// Each trial draws n from -sweep-sizes, M in 2…10, d in {2, 16, 64}, one of
+// four feature families (Gaussian, separated class means, features rounded
+// to integers — ties in the cost —, heavy-tailed), ϑ = 0.02–2 × the median
+// cost (log-uniform), per-class radii in one trial of three, and solves it
+// as drknn-lfd does without -grad-p (LPOnly). It prints one line per trial
+// and the totals, and fails if any trial ends uncertified.
+var (
+	sweepSeed  = flag.Int64("sweep-seed", 0, "TestRandomSweep: the seed of the random instances (0: skip)")
+	sweepN     = flag.Int("sweep-n", 30, "TestRandomSweep: number of instances")
+	sweepSizes = flag.String("sweep-sizes", "1100,1500,2000,2500,3000", "TestRandomSweep: the sizes n drawn from")
+	sweepOnly  = flag.Int("sweep-only", -1, "TestRandomSweep: solve only this trial (0-based)")
+)
+
+// sweepProblem draws trial k's instance of a sweep and describes it.
+func sweepProblem(rng *rand.Rand, sizes []int) (*Problem, string) {
+	n := sizes[rng.Intn(len(sizes))]
+	M := 2 + rng.Intn(9)
+	d := []int{2, 16, 64}[rng.Intn(3)]
+	family := []string{"gauss", "separated", "rounded", "heavy"}[rng.Intn(4)]
+	labels := everyClassLabels(rng, n, M)
+	x := make([]float64, n*d)
+	for k := range x {
+		x[k] = rng.NormFloat64()
+	}
+	switch family {
+	case "separated":
+		means := make([]float64, M*d)
+		for k := range means {
+			means[k] = 1.5 * rng.NormFloat64()
+		}
+		for i, y := range labels {
+			for k := 0; k < d; k++ {
+				x[i*d+k] += means[y*d+k]
+			}
+		}
+	case "rounded":
+		for k := range x {
+			x[k] = math.Round(2 * x[k])
+		}
+	case "heavy":
+		for k := range x {
+			x[k] /= math.Max(0.05, math.Abs(rng.NormFloat64())) // Cauchy-like tails
+		}
+	}
+	c, err := Costs(x, n, d, Euclidean)
+	if err != nil {
+		panic(err)
+	}
+	med := medianSample(c, n)
+	rel := 0.02 * math.Pow(100, rng.Float64())
+	theta := []float64{rel * med}
+	desc := fmt.Sprintf("n=%d M=%d d=%d %s rel=%.3g", n, M, d, family, rel)
+	if rng.Intn(3) == 0 {
+		theta = make([]float64, M)
+		for m := range theta {
+			theta[m] = rel * med * math.Pow(4, 2*rng.Float64()-1) // ×¼ … ×4
+		}
+		desc += " per-class"
+	}
+	return &Problem{N: n, Cost: c, Labels: labels, Theta: theta}, desc
+}
+
+func TestRandomSweep(t *testing.T) {
+	if *sweepSeed == 0 {
+		t.Skip("no -sweep-seed given")
+	}
+	var sizes []int
+	for _, f := range strings.Split(*sweepSizes, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n < 2 {
+			t.Fatalf("-sweep-sizes: %q is not a size", f)
+		}
+		sizes = append(sizes, n)
+	}
+	rng := rand.New(rand.NewSource(*sweepSeed))
+	total, bad := 0, 0
+	t0 := time.Now()
+	for k := 0; k < *sweepN; k++ {
+		p, desc := sweepProblem(rng, sizes) // every trial draws, so -sweep-only K is trial K of the sweep
+		if *sweepOnly >= 0 && k != *sweepOnly {
+			continue
+		}
+		t1 := time.Now()
+		r, err := Solve(p, &Settings{LPOnly: true})
+		if err != nil {
+			t.Errorf("trial %d (%s): %v", k, desc, err)
+			continue
+		}
+		total += r.Iterations
+		mark := ""
+		if r.Status != Optimal {
+			bad++
+			mark = "  UNCERTIFIED"
+		}
+		t.Logf("trial %2d  %-40s  it %5d  rel gap %.2e  %.2f s%s", k, desc, r.Iterations, r.RelGap, time.Since(t1).Seconds(), mark)
+	}
+	t.Logf("seed %d: %d iterations in all, %.1f s, %d uncertified", *sweepSeed, total, time.Since(t0).Seconds(), bad)
+	if bad > 0 {
+		t.Errorf("%d trials ended uncertified", bad)
+	}
+}
