@@ -20,7 +20,8 @@ import (
 // Each trial draws n from -sweep-sizes, M in 2…10, d in {2, 16, 64}, one of
 // four feature families (Gaussian, separated class means, features rounded
 // to integers — ties in the cost —, heavy-tailed), ϑ = 0.02–2 × the median
-// cost (log-uniform), per-class radii in one trial of three, and solves it
+// cost (log-uniform; in half the trials 0.3–0.9 ×, the band below the pooled
+// radius where the solves are hard), per-class radii in one trial of three, and solves it
 // as drknn-lfd does without -grad-p (LPOnly). It prints one line per trial
 // and the totals, and fails if any trial ends uncertified.
 var (
@@ -67,6 +68,9 @@ func sweepProblem(rng *rand.Rand, sizes []int) (*Problem, string) {
 	}
 	med := medianSample(c, n)
 	rel := 0.02 * math.Pow(100, rng.Float64())
+	if rng.Intn(2) == 0 {
+		rel = 0.3 + 0.6*rng.Float64() // the band below the pooled radius, where the solves are hard
+	}
 	theta := []float64{rel * med}
 	desc := fmt.Sprintf("n=%d M=%d d=%d %s rel=%.3g", n, M, d, family, rel)
 	if rng.Intn(3) == 0 {
