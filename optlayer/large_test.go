@@ -3,6 +3,7 @@ package optlayer
 import (
 	"fmt"
 	"math"
+	"math/rand"
 	"testing"
 )
 
@@ -189,5 +190,30 @@ func TestDriftStop(t *testing.T) {
 	// four are (the fifth check)
 	if got, want := run([]float64{0.5, 0.4, 0.3, 0.2, 0.1, 0.05}, 0, narrowDriftFalls), 5*e; got != want {
 		t.Errorf("%d falls: stopped at step %d, want %d", narrowDriftFalls, got, want)
+	}
+}
+
+// TestLPOnlyLargeStageCap: every stage of lpLarge above the target ε takes
+// at most lpStageMax Newton steps. The instance is TestRandomSweep's trial 4
+// of seed 9 (n = 1500, M = 5, separated classes, per-class radii 4.7–18 in
+// cost units; its LP value is 1): uncapped, Newton sat at ε = 0.008 with a
+// residual of 3.5e5 falling 0.3% a step until every iteration was spent
+// (20,000, uncertified); capped, it is certified in 370.
+func TestLPOnlyLargeStageCap(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	var p *Problem
+	var desc string
+	for k := 0; k <= 4; k++ { // trial 4: the draws of trials 0–3 come first
+		p, desc = sweepProblem(rng, []int{1100, 1500, 2000, 2500, 3000})
+	}
+	if p.N != 1500 || len(p.Theta) != 5 {
+		t.Fatalf("sweepProblem changed: trial 4 of seed 9 is %s, not the instance this test was written for", desc)
+	}
+	r, err := Solve(p, &Settings{LPOnly: true, MaxIter: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != Optimal || r.Iterations > 1000 {
+		t.Errorf("%s: status %d after %d iterations, relative gap %.3g (want certified within 1000)", desc, r.Status, r.Iterations, r.RelGap)
 	}
 }
