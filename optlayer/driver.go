@@ -281,11 +281,12 @@ func solveInstance(in *instance, cfg config) *Result {
 		stageStop := lpStop
 		if lpLarge {
 			// every stage above the target only brings the duals near
-			// the path (lpStageMax's comment)
+			// the path (lpStageMax's comment); the last one also ends
+			// on a drifting bound
 			budget = min(budget, lpStageMax)
-		}
-		if lpLarge && s.eps*cfg.epsFactor <= epsT {
-			stageStop = driftStop(lpStop, s.lowerDense, lpDriftFalls) // the last stage above the target
+			if s.eps*cfg.epsFactor <= epsT {
+				stageStop = driftStop(lpStop, s.lowerDense, lpDriftFalls)
+			}
 		}
 		steps, _ := s.newton(cfg, budget, stol, stageStop)
 		it += steps

@@ -69,16 +69,7 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 	case "threshold":
 		rel = 0.52
 	case "separated":
-		// class means N(0, 1.5²) per dimension, as gaussProblem's
-		means := make([]float64, M*dim)
-		for k := range means {
-			means[k] = 1.5 * rng.NormFloat64()
-		}
-		for i, y := range labels {
-			for k := 0; k < dim; k++ {
-				x[i*dim+k] += means[y*dim+k]
-			}
-		}
+		shiftClassMeans(rng, x, labels, M, dim)
 		rel = 0.7
 	case "farclass":
 		// one class shifted by 0.5 in every dimension, far from the
@@ -114,6 +105,20 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 	}
 	sort.Float64s(v)
 	return &Problem{N: n, Features: x, Dim: dim, Labels: labels, Theta: []float64{rel * v[len(v)/2]}}
+}
+
+// shiftClassMeans adds to each point (n × d in x) its class's mean, drawn
+// from N(0, 1.5²) per dimension (as gaussProblem's): the separated family.
+func shiftClassMeans(rng *rand.Rand, x []float64, labels []int, M, d int) {
+	means := make([]float64, M*d)
+	for k := range means {
+		means[k] = 1.5 * rng.NormFloat64()
+	}
+	for i, y := range labels {
+		for k := 0; k < d; k++ {
+			x[i*d+k] += means[y*d+k]
+		}
+	}
 }
 
 // overlapProblem is the hard family: features from one distribution, random

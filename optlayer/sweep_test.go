@@ -44,15 +44,7 @@ func sweepProblem(rng *rand.Rand, sizes []int) (*Problem, string) {
 	}
 	switch family {
 	case "separated":
-		means := make([]float64, M*d)
-		for k := range means {
-			means[k] = 1.5 * rng.NormFloat64()
-		}
-		for i, y := range labels {
-			for k := 0; k < d; k++ {
-				x[i*d+k] += means[y*d+k]
-			}
-		}
+		shiftClassMeans(rng, x, labels, M, d)
 	case "rounded":
 		for k := range x {
 			x[k] = math.Round(2 * x[k])
