@@ -82,6 +82,20 @@ const (
 	lpDriftFalls     = 2  // and this many falls of the bound in a row end the stage
 	narrowDriftFalls = 4  // the same for Phase B's first narrow Newton run (its comment)
 	stageSweeps      = 10
+	// lpStageSweeps: the sweeps that open each of lpLarge's Phase A stages
+	// (cfg.sweeps = stageSweeps elsewhere). Ten took the duals the previous
+	// stage left far off the path at the new ε (`separated` n = 2000 at ϑ =
+	// 0.7 × median: the dual's bound 1.10 → −0.88 over the sweeps into ε =
+	// 0.0016, and 110 Newton steps to come back). Measured with two
+	// (docs/PERFORMANCE.md): BenchmarkHard's separated n = 2000 / 3000 6.2 /
+	// 12.6 → 4.7 / 10.0 s, MNIST n = 3000 at ϑ = 0.6–0.7 × median 5.6–6.2 →
+	// 3.4–4.1 s; random sweeps of seeds 9, 10, 11 180 / 210 / 70 → 139 / 209 /
+	// 46 s, all certified. One fell apart without the rollback of Phase C
+	// (`separated` n = 3000, seed 12: 8002 iterations), none with it; zero
+	// drifted on CIFAR-10 n = 3000 at 0.65 × (4.0 → 11.2 s); two did not
+	// (6.4 → 6.9 s, and 11.0 → 9.7 s at 0.6 ×). Not faster at n = 10,000
+	// (`separated`, seed 4: 282 s either way).
+	lpStageSweeps    = 2
 	stageSweepsSmall = 2   // sweeps per ε stage for n < parMin
 	parMin           = 400 // from this n on a single solve uses two goroutines
 )
@@ -120,6 +134,9 @@ func solveInstance(in *instance, cfg config) *Result {
 			cfg.epsFactor = epsFactorSmall
 			adaptive = true
 		}
+	}
+	if cfg.lpSweeps == 0 {
+		cfg.lpSweeps = lpStageSweeps
 	}
 	if cfg.sweeps == 0 {
 		cfg.sweeps = stageSweeps
@@ -272,7 +289,11 @@ func solveInstance(in *instance, cfg config) *Result {
 	// Phase A: ε-scaling (cold start only): a few cheap sweeps, then Newton
 	// to a loose tolerance at every ε.
 	for s.eps > epsT && it < cfg.maxIter && snap == nil {
-		it = s.stageSweeps(cfg.sweeps, it, cfg.maxIter)
+		sweeps := cfg.sweeps
+		if lpLarge {
+			sweeps = cfg.lpSweeps // lpStageSweeps' comment
+		}
+		it = s.stageSweeps(sweeps, it, cfg.maxIter)
 		stol := cfg.stageTol
 		if adaptive && s.eps == cfg.epsStart {
 			stol = firstStageTolSmall
@@ -457,13 +478,24 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	// Phase C: the regularised optimum is not within Tol of the LP value;
 	// keep decreasing ε for the certificate only.
-	for !certified() && it < cfg.maxIter && s.eps > epsFloor {
+	redo := false
+	var saved []float64
+	for !certified() && it < cfg.maxIter && (s.eps > epsFloor || redo) {
 		next := math.Max(epsFloor, s.eps/2)
+		if redo {
+			next = s.eps
+		}
 		if narrow && s.narrowCount(next) > narrowCap {
 			narrow, s.cover = false, false
 		}
 		s.setEps(next)
 		gap := res.Objective - res.LowerBound
+		lb0 := math.Inf(-1)
+		if narrow {
+			saved = s.saveDuals(saved) // for the rollback below
+			lb0 = s.lowerDense()
+		}
+		redo = false
 		if narrow {
 			s.selectCands(selKeys, s.eps, narrowL, 0, 0)
 		} else {
@@ -480,9 +512,33 @@ func solveInstance(in *instance, cfg config) *Result {
 			// iterations (certified in 3608 with it): docs/PERFORMANCE.md
 			s.selectCands(selUnion, s.eps, selL, candDelta, 0)
 		}
-		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol, stop)
+		cstop := stop
+		if narrow {
+			cstop = driftStop(stop, s.lowerDense, narrowDriftFalls)
+		}
+		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol, cstop)
 		it += steps + 1
 		cert()
+		if narrow && !certified() {
+			// the rollback: a narrow stage whose dual bound ends below
+			// the one it started from has drifted (its candidates miss
+			// entries the full problem needs, and Newton converges the
+			// restricted problem away from the full one's optimum):
+			// back to the duals it started from, and the same ε again
+			// on the union selections. Measured: `separated` n = 3000
+			// at ϑ = 0.7 × median, seed 12, with one opening sweep per
+			// Phase A stage: the bound fell 1.15 → 0.46 over 312 narrow
+			// steps at ε = 5e-4, and the union stages from there took
+			// 8002 iterations (617 s); with the rollback (drift stop
+			// at 0.98) 311. It never fired on the random sweeps of
+			// seeds 9–11, with ten opening sweeps (the same iterations in
+			// every trial as without it) or two.
+			if lb := s.lowerDense(); lb < lb0 {
+				s.restoreDuals(saved)
+				narrow, s.cover, redo = false, false, true
+				continue
+			}
+		}
 		if narrow && res.Objective-res.LowerBound > narrowStall*gap {
 			narrow, s.cover = false, false // stalled: the union selections from here
 		}
@@ -640,4 +696,22 @@ func (s *solver) stageSweeps(sweeps, it, maxIter int) int {
 		}
 	}
 	return it
+}
+
+// saveDuals copies α, λ and g into dst (grown when short).
+func (s *solver) saveDuals(dst []float64) []float64 {
+	dst = append(dst[:0], s.alpha...)
+	dst = append(dst, s.lam...)
+	return append(dst, s.g...)
+}
+
+// restoreDuals sets α, λ and g from saveDuals' copy; every class's kernel is
+// rebuilt at the next use.
+func (s *solver) restoreDuals(src []float64) {
+	k := copy(s.alpha, src)
+	k += copy(s.lam, src[k:])
+	copy(s.g, src[k:])
+	for m := range s.need {
+		s.need[m] = true
+	}
 }

@@ -209,11 +209,42 @@ func TestLPOnlyLargeStageCap(t *testing.T) {
 	if p.N != 1500 || len(p.Theta) != 5 {
 		t.Fatalf("sweepProblem changed: trial 4 of seed 9 is %s, not the instance this test was written for", desc)
 	}
-	r, err := Solve(p, &Settings{LPOnly: true, MaxIter: 2000})
+	// with ten opening sweeps per Phase A stage, as when it was found (with
+	// lpStageSweeps = 2 the uncapped stage does not stall on this instance)
+	in, err := p.instance()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg, _ := (&Settings{LPOnly: true, MaxIter: 2000}).config(in)
+	cfg.lpSweeps = stageSweeps
+	r := solveInstance(in, cfg)
 	if r.Status != Optimal || r.Iterations > 1000 {
 		t.Errorf("%s: status %d after %d iterations, relative gap %.3g (want certified within 1000)", desc, r.Status, r.Iterations, r.RelGap)
+	}
+}
+
+// TestLPOnlyLargeRollback: a narrow Phase C stage whose dual bound drifts
+// down goes back to the duals it started from and runs the same ε on the
+// union selections (driver.go, the rollback). `separated` n = 3000, seed 12,
+// with one opening sweep per Phase A stage (not the default two) reaches
+// Phase C's narrow stages with duals from which the restricted problem
+// drifts: its bound fell 1.15 → 0.46 over 312 steps at ε = 5e-4 and the
+// union stages after it took 8002 iterations in all; with the drift stop
+// alone (no rollback) 1894; with the rollback 311.
+func TestLPOnlyLargeRollback(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 3000")
+	}
+	p := hardProblem("separated", 12, 3000, 10)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := (&Settings{LPOnly: true, MaxIter: 2000}).config(in)
+	cfg.lpSweeps = 1
+	r := solveInstance(in, cfg)
+	t.Logf("%d iterations, relative gap %.3g", r.Iterations, r.RelGap)
+	if r.Status != Optimal || r.Iterations > 1000 {
+		t.Errorf("status %d after %d iterations, relative gap %.3g (want certified within 1000)", r.Status, r.Iterations, r.RelGap)
 	}
 }

@@ -156,6 +156,7 @@ type config struct {
 	lmReg, epsFactor, epsStart float64                            // tests only
 	stageTol                   float64                            // tests only
 	sweeps                     int                                // tests only
+	lpSweeps                   int                                // tests only: the sweeps opening lpLarge's Phase A stages (0: lpStageSweeps)
 	serial                     bool                               // no goroutines inside one solve (SolveBatch with workers > 1)
 	forceCG                    bool                               // tests only: iterative backward solve
 	denseStart, noSlack        bool                               // tests only: every entry a candidate at the start; no rank-one slack classes
