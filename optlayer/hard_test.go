@@ -51,7 +51,6 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 	for k := range x {
 		x[k] = rng.NormFloat64()
 	}
-	rel := 0.1
 	switch kind {
 	case "ties":
 		for k := range x {
@@ -60,17 +59,9 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 	case "dup":
 		h := n / 2
 		copy(x[h*dim:], x[:(n-h)*dim])
-	case "theta0":
-		rel = 1e-4
-	case "wide":
-		rel = 1
-	case "uniform":
-		rel = 10
-	case "threshold":
-		rel = 0.52
+	case "theta0", "wide", "uniform", "threshold": // overlap's features (hardRel: their radii)
 	case "separated":
 		shiftClassMeans(rng, x, labels, M, dim)
-		rel = 0.7
 	case "farclass":
 		// one class shifted by 0.5 in every dimension, far from the
 		// others (as MNIST's zeros): at 0.6 × median u misses that class's
@@ -84,7 +75,6 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 				}
 			}
 		}
-		rel = 0.6
 	case "overlap":
 	default:
 		panic("unknown kind " + kind)
@@ -104,7 +94,27 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 		v = append(v, math.Sqrt(d2))
 	}
 	sort.Float64s(v)
-	return &Problem{N: n, Features: x, Dim: dim, Labels: labels, Theta: []float64{rel * v[len(v)/2]}}
+	return &Problem{N: n, Features: x, Dim: dim, Labels: labels, Theta: []float64{hardRel(kind) * v[len(v)/2]}}
+}
+
+// hardRel is the radius ϑ of hardProblem's kind as a multiple of the median
+// cost.
+func hardRel(kind string) float64 {
+	switch kind {
+	case "theta0":
+		return 1e-4
+	case "wide":
+		return 1
+	case "uniform":
+		return 10
+	case "threshold":
+		return 0.52
+	case "separated":
+		return 0.7
+	case "farclass":
+		return 0.6
+	}
+	return 0.1
 }
 
 // shiftClassMeans adds to each point (n × d in x) its class's mean, drawn

@@ -28,25 +28,6 @@ var (
 	traceEvery = flag.Int("trace-every", 5, "TestTrace: print every this many Newton steps")
 )
 
-// kindRel is hardProblem's ϑ / median cost of each kind.
-func kindRel(kind string) float64 {
-	switch kind {
-	case "theta0":
-		return 1e-4
-	case "wide":
-		return 1
-	case "uniform":
-		return 10
-	case "threshold":
-		return 0.52
-	case "separated":
-		return 0.7
-	case "farclass":
-		return 0.6
-	}
-	return 0.1
-}
-
 func TestTrace(t *testing.T) {
 	if *traceSpec == "" {
 		t.Skip("no -trace")
@@ -66,7 +47,7 @@ func TestTrace(t *testing.T) {
 			t.Fatalf("-trace %q: rel %q is not a positive number", *traceSpec, f[2])
 		}
 		for k := range p.Theta {
-			p.Theta[k] *= rel / kindRel(f[0])
+			p.Theta[k] *= rel / hardRel(f[0])
 		}
 	}
 	c, err := Costs(p.Features, p.N, p.Dim, Euclidean)
