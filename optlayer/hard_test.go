@@ -47,10 +47,7 @@ func hardProblem(kind string, seed int64, n, M int) *Problem {
 	rng := rand.New(rand.NewSource(seed))
 	const dim = 16
 	labels := everyClassLabels(rng, n, M)
-	x := make([]float64, n*dim)
-	for k := range x {
-		x[k] = rng.NormFloat64()
-	}
+	x := normalPoints(rng, n, dim)
 	switch kind {
 	case "ties":
 		for k := range x {
@@ -117,6 +114,15 @@ func hardRel(kind string) float64 {
 	return 0.1
 }
 
+// normalPoints draws n points of d standard normal features (n × d).
+func normalPoints(rng *rand.Rand, n, d int) []float64 {
+	x := make([]float64, n*d)
+	for k := range x {
+		x[k] = rng.NormFloat64()
+	}
+	return x
+}
+
 // shiftClassMeans adds to each point (n × d in x) its class's mean, drawn
 // from N(0, 1.5²) per dimension (as gaussProblem's): the separated family.
 func shiftClassMeans(rng *rand.Rand, x []float64, labels []int, M, d int) {
@@ -136,10 +142,7 @@ func shiftClassMeans(rng *rand.Rand, x []float64, labels []int, M, d int) {
 func overlapProblem(seed int64, n, M, dim int, thetaRel float64) *Problem {
 	rng := rand.New(rand.NewSource(seed))
 	labels := everyClassLabels(rng, n, M)
-	x := make([]float64, n*dim)
-	for k := range x {
-		x[k] = rng.NormFloat64()
-	}
+	x := normalPoints(rng, n, dim)
 	c, err := Costs(x, n, dim, Euclidean)
 	if err != nil {
 		panic(err)

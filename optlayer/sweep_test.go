@@ -38,10 +38,7 @@ func sweepProblem(rng *rand.Rand, sizes []int) (*Problem, string) {
 	d := []int{2, 16, 64}[rng.Intn(3)]
 	family := []string{"gauss", "separated", "rounded", "heavy"}[rng.Intn(4)]
 	labels := everyClassLabels(rng, n, M)
-	x := make([]float64, n*d)
-	for k := range x {
-		x[k] = rng.NormFloat64()
-	}
+	x := normalPoints(rng, n, d)
 	switch family {
 	case "separated":
 		shiftClassMeans(rng, x, labels, M, d)
