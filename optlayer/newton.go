@@ -274,7 +274,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 		if r <= tol {
 			break
 		}
-		st = s.loadState(st, cfg.cgTol, r, true)
+		st = s.loadState(st, cfg.cgTol, r, true, false)
 		s.nst = st
 		st.reg = s.lmReg * r
 		// target ε below smallEps, at the target: exact steps by the
