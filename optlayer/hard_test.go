@@ -40,6 +40,7 @@ var hardBenchKinds = append(hardKinds[:len(hardKinds):len(hardKinds)], "threshol
 var (
 	hardSizes  = flag.String("hard-sizes", "2000,3000", "sizes of BenchmarkHard (comma-separated; 10000 takes minutes)")
 	hardLPOnly = flag.Bool("hard-lponly", false, "BenchmarkHard stops at the LP certificate (Settings.LPOnly, as drknn-lfd without -grad-p)")
+	hardSeed   = flag.Int64("hard-seed", 4, "the seed of BenchmarkHard's and TestExportHard's instances")
 )
 
 // hardProblem builds one instance of the hard set with M classes.
@@ -182,7 +183,7 @@ func BenchmarkHard(b *testing.B) {
 	for _, n := range sizes {
 		for _, kind := range hardBenchKinds {
 			b.Run(fmt.Sprintf("%s/n=%d", kind, n), func(b *testing.B) {
-				p := hardProblem(kind, 4, n, 10)
+				p := hardProblem(kind, *hardSeed, n, 10)
 				b.ResetTimer()
 				var r *Result
 				c0 := cpuTime()
@@ -225,7 +226,7 @@ func TestExportHard(t *testing.T) {
 		var n int
 		fmt.Sscan(f, &n)
 		for _, kind := range hardBenchKinds {
-			p := hardProblem(kind, 4, n, 10)
+			p := hardProblem(kind, *hardSeed, n, 10)
 			d := filepath.Join(*hardExport, fmt.Sprintf("%s_%d", kind, n))
 			if err := os.MkdirAll(d, 0o755); err != nil {
 				t.Fatal(err)
