@@ -47,6 +47,23 @@ const (
 
 const (
 	epsFloor = 1e-6
+	// lpResTol: the residual at which lpLarge's Phase B and C stages end
+	// (instead of RegTol, 1e-6): they exist for the certificate, and on
+	// the band below the pooled radius the dual's bound stops moving
+	// long before the residual reaches RegTol (`separated` n = 3000 at
+	// ϑ = 0.7 × median, ε = 2.5e-4: the bound 1.12344 at a residual of
+	// 7.8e-4, 1.12345 at 1.3e-6, 1.6 s later; n = 10,000: 48 of Phase B's
+	// 158 s were such tails). Measured (docs/PERFORMANCE.md, session of
+	// 2026-11-27): `separated` n = 2000 / 3000 6.9 / 13.6 → 5.6 / 10.6
+	// CPU-s, n = 10,000 253 → 219 s; random sweeps of seeds 9, 10, 11
+	// all certified in 2395 / 3610 / 1266 → 2322 / 3588 / 1266
+	// iterations, their ten trials whose iterations moved 280 → 235 s
+	// (one slower: 26.6 → 28.4 s). Phase C alone at 1e-4 gained a third
+	// of that. At 1e-3 the rounded plans of the stages are 1e-3 off
+	// and the upper bound stops improving (`separated` n = 2000 ran down
+	// to ε = 1e-6 uncertified); at 1e-5 less of the gain (`separated`
+	// n = 2000 / 3000 6.7 / 11.2 CPU-s). TestLPOnlyLargeResTol.
+	lpResTol = 1e-4
 	// narrowStall: a narrow Phase C stage that leaves more than this share
 	// of the gap it started from ends the narrow stages
 	narrowStall = 0.75
@@ -370,7 +387,17 @@ func solveInstance(in *instance, cfg config) *Result {
 	// around RegTol (Newton sees nothing to do but the column-exact residual
 	// is still above RegTol), Newton's tolerance is tightened so that it
 	// takes another step instead of returning at once forever.
-	ntol := cfg.regTol
+	// btol: the residual at which Phases B and C end a stage. lpLarge
+	// wants the certificate only, not the regularised answer: its stages
+	// end at lpResTol (lpResTol's comment), every other solve's at RegTol.
+	btol := cfg.regTol
+	if lpLarge {
+		btol = math.Max(cfg.regTol, lpResTol)
+		if cfg.lpResTol > 0 {
+			btol = cfg.lpResTol
+		}
+	}
+	ntol := btol
 	early := narrow // the narrow candidates' first look, at a residual of narrowCheck
 	for it < cfg.maxIter && snap == nil {
 		tol := ntol
@@ -428,7 +455,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		if steps == 0 && !failed {
 			ntol /= 10
 		}
-		if r <= cfg.regTol && it < cfg.maxIter && narrow {
+		if r <= btol && it < cfg.maxIter && narrow {
 			// the regularised answer is not wanted, only the certificate:
 			// on to Phase C's narrow stages if the bounds are already
 			// close (else the narrow candidates missed entries the full
@@ -441,21 +468,21 @@ func solveInstance(in *instance, cfg config) *Result {
 			}
 			narrow, s.cover = false, false
 		}
-		if r <= cfg.regTol && it < cfg.maxIter {
+		if r <= btol && it < cfg.maxIter {
 			// validation: every entry outside the candidates must be
 			// negligible at this dual; add those that are not and go on
 			// (lpLarge: those within narrowL e-folds, as above)
 			if lpLarge {
 				if s.selectCands(selUnion, s.eps, narrowL, 0, 0) != 0 {
-					ntol = cfg.regTol
+					ntol = btol
 					continue
 				}
 			} else if !s.validateCands() {
-				ntol = cfg.regTol
+				ntol = btol
 				continue
 			}
 		}
-		if r <= cfg.regTol || it >= cfg.maxIter || ntol < 1e-16 {
+		if r <= btol || it >= cfg.maxIter || ntol < 1e-16 {
 			snap = s.snapshot(cfg, r)
 			cert()
 			break
@@ -516,7 +543,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		if narrow {
 			cstop = driftStop(stop, s.lowerDense, narrowDriftFalls)
 		}
-		steps, _ := s.newton(cfg, cfg.maxIter-it, cfg.regTol, cstop)
+		steps, _ := s.newton(cfg, cfg.maxIter-it, btol, cstop)
 		it += steps + 1
 		cert()
 		if narrow && !certified() {

@@ -246,3 +246,33 @@ func TestLPOnlyLargeRollback(t *testing.T) {
 	}
 	certifiedWithin(t, hardProblem("separated", 12, 3000, 10), 1, 1000, "separated n = 3000, seed 12, one sweep")
 }
+
+// TestLPOnlyLargeResTol: lpLarge's Phase B and C stages end at lpResTol,
+// not RegTol — the certificate needs no tighter residual, and it comes in
+// fewer iterations (`separated` at ϑ = 0.7 × median, where the stages
+// below the target ε run).
+func TestLPOnlyLargeResTol(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 1500, two solves")
+	}
+	p := hardProblem("separated", 4, 1500, 10)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var its [2]int
+	for k, tol := range []float64{0, 1e-6} { // lpResTol, then RegTol
+		cfg, _ := (&Settings{LPOnly: true}).config(in)
+		cfg.lpResTol = tol
+		r := solveInstance(in, cfg)
+		if r.Status != Optimal || r.RelGap > cfg.tol {
+			t.Fatalf("lpResTol %g: status %d, relative gap %g", tol, r.Status, r.RelGap)
+		}
+		checkFeasible(t, p, r)
+		its[k] = r.Iterations
+	}
+	t.Logf("iterations: %d at lpResTol, %d at RegTol", its[0], its[1])
+	if its[0] >= its[1] {
+		t.Fatalf("%d iterations at lpResTol, %d at RegTol: no fewer", its[0], its[1])
+	}
+}
