@@ -58,8 +58,9 @@ const (
 	// CPU-s, n = 10,000 253 → 219 s; random sweeps of seeds 9, 10, 11
 	// all certified in 2395 / 3610 / 1266 → 2322 / 3588 / 1266
 	// iterations, their ten trials whose iterations moved 280 → 235 s
-	// (one slower: 26.6 → 28.4 s). Phase C alone at 1e-4 gained a third
-	// of that. At 1e-3 the rounded plans of the stages are 1e-3 off
+	// (one slower: 26.6 → 28.4 s); Phase C alone at 1e-4 gained little
+	// (its ten trials 256.8 → 250.9 s). At 1e-3 the rounded plans of the
+	// stages are 1e-3 off
 	// and the upper bound stops improving (`separated` n = 2000 ran down
 	// to ε = 1e-6 uncertified); at 1e-5 less of the gain (`separated`
 	// n = 2000 / 3000 6.7 / 11.2 CPU-s). TestLPOnlyLargeResTol.
