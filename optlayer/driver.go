@@ -60,10 +60,9 @@ const (
 	// iterations, their ten trials whose iterations moved 280 → 235 s
 	// (one slower: 26.6 → 28.4 s); Phase C alone at 1e-4 gained little
 	// (its ten trials 256.8 → 250.9 s). At 1e-3 the rounded plans of the
-	// stages are 1e-3 off
-	// and the upper bound stops improving (`separated` n = 2000 ran down
-	// to ε = 1e-6 uncertified); at 1e-5 less of the gain (`separated`
-	// n = 2000 / 3000 6.7 / 11.2 CPU-s). TestLPOnlyLargeResTol.
+	// stages are 1e-3 off and the upper bound stops improving (`separated`
+	// n = 2000 ran down to ε = 1e-6 uncertified); at 1e-5 less of the gain
+	// (`separated` n = 2000 / 3000 6.7 / 11.2 CPU-s). TestLPOnlyLargeResTol.
 	lpResTol = 1e-4
 	// narrowStall: a narrow Phase C stage that leaves more than this share
 	// of the gap it started from ends the narrow stages

@@ -261,8 +261,12 @@ func TestLPOnlyLargeResTol(t *testing.T) {
 		t.Fatal(err)
 	}
 	var its [2]int
-	for k, tol := range []float64{0, 1e-6} { // lpResTol, then RegTol
+	for k := range its {
 		cfg, _ := (&Settings{LPOnly: true}).config(in)
+		tol := 0.0 // lpResTol, then the solve's RegTol
+		if k == 1 {
+			tol = cfg.regTol
+		}
 		cfg.lpResTol = tol
 		r := solveInstance(in, cfg)
 		if r.Status != Optimal || r.RelGap > cfg.tol {
