@@ -99,6 +99,7 @@ type state struct {
 	forceCG bool
 	noKKT   bool    // the solve found the plan too dense for the direct solve (densekkt.go)
 	par     bool    // class-parallel operator products
+	tm      *team   // with par: their helper goroutine (the solver's; VJP's own)
 	reg     float64 // Levenberg–Marquardt term reg·diag(H₀) (Newton only)
 	feat    []float64
 	dim     int
@@ -109,6 +110,8 @@ type state struct {
 	unconverged bool
 	r1a         []float64 // M×n row factors of the slack classes
 	r1b         []float64 // per position: their column factors
+	base, cnt   []int     // loadState's scratch: each class's first entry and count
+	actMid      []int     // per class: the index in act of its first active row ≥ n/2
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
@@ -161,21 +164,31 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 			st.r1a = make([]float64, M*n)
 			st.r1b = make([]float64, n)
 		}
-	} else {
-		for k := range st.p {
-			st.p[k] = 0
-			st.pc[k] = 0
-		}
 	}
 	st.eps, st.cgTol, st.resid = s.eps, cgTol, resid
-	st.par = s.par
+	st.par, st.tm = s.par, s.tm
 	st.lam = append(st.lam[:0], s.lam...)
 	st.alpha = append(st.alpha[:0], s.alpha...)
 	st.g = append(st.g[:0], s.g...)
 	st.L = 0
-	// written by index into the capacity (at most one entry per candidate),
-	// cut to length at the end
-	if c := len(s.kk); min(cap(st.ri), cap(st.gv)) < c {
+	// Each class's entries are written from base[m] (its candidates: at most
+	// one entry each), the classes split over the team like the solver's
+	// other passes, then moved together in class order. Every sum runs in
+	// the same order as one loop over the classes would take it.
+	if len(st.base) != M+1 {
+		st.base = make([]int, M+1)
+	}
+	base := st.base
+	for m := 0; m < M; m++ {
+		c := 0
+		if !s.slack[m] {
+			for q := s.off[m]; q < s.off[m+1]; q++ {
+				c += len(s.colKern(q))
+			}
+		}
+		base[m+1] = base[m] + c
+	}
+	if c := base[M]; min(cap(st.ri), cap(st.gv)) < c {
 		// the old arrays go first, with the columns' slices into them
 		st.ri, st.gv, st.cv = nil, nil, nil
 		clear(st.colRi)
@@ -189,85 +202,32 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 		st.cv = make([]float64, c0)
 	}
 	ri, gv, cv := st.ri[:c0], st.gv[:c0], st.cv[:cap(st.cv)]
-	nz := 0
+	if len(st.cnt) != M {
+		st.cnt = make([]int, M)
+	}
 	st.cp[0] = 0
+	if s.par {
+		s.tm.forClassesW(M, func(m, _ int) { s.loadClass(m, st, ri, gv, cv, costs) })
+	} else {
+		for m := 0; m < M; m++ {
+			s.loadClass(m, st, ri, gv, cv, costs)
+		}
+	}
+	nz := 0
 	for m := 0; m < M; m++ {
-		// entries below e^{−(cutLog + log n)} of the column's mass are
-		// dropped: they total less than e^{−40} of it
-		tiny := expCutLog / float64(n) * s.ninv[m]
-		um := s.u[m*n : (m+1)*n]
-		pm := st.p[m*n : (m+1)*n]
-		pcm := st.pc[m*n : (m+1)*n]
-		var S, S2 float64
-		if s.slack[m] {
-			s.loadSlack(m, st)
+		if b, c := base[m], st.cnt[m]; b != nz {
+			copy(ri[nz:nz+c], ri[b:b+c])
+			copy(gv[nz:nz+c], gv[b:b+c])
+			if costs {
+				copy(cv[nz:nz+c], cv[b:b+c])
+			}
 			for q := s.off[m]; q < s.off[m+1]; q++ {
-				st.cp[q+1] = nz // no entries: rank-one factors
+				st.cp[q+1] -= b - nz
 			}
-			st.bi[m] = -1
-			continue
 		}
-		for q := s.off[m]; q < s.off[m+1]; q++ {
-			kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
-			cr = cr[:len(kr)]
-			vq := s.v[q]
-			var cs, qc float64
-			if rows == nil { // a full column: row i = k
-				um, pm, pcm := um[:len(kr)], pm[:len(kr)], pcm[:len(kr)]
-				for i, kv := range kr {
-					if kv == 0 {
-						continue
-					}
-					x := kv * um[i] * vq
-					if x < tiny {
-						continue
-					}
-					c := cr[i]
-					ri[nz], gv[nz] = int32(i), x
-					if costs {
-						cv[nz] = c
-					}
-					nz++
-					cs += x
-					xc := x * c
-					qc += xc
-					S2 += xc * c
-					pm[i] += x
-					pcm[i] += xc
-				}
-			} else {
-				rows = rows[:len(kr)]
-				for k, kv := range kr {
-					if kv == 0 {
-						continue
-					}
-					i := rows[k]
-					x := kv * um[i] * vq
-					if x < tiny {
-						continue
-					}
-					c := cr[k]
-					ri[nz], gv[nz] = i, x
-					if costs {
-						cv[nz] = c
-					}
-					nz++
-					cs += x
-					xc := x * c
-					qc += xc
-					S2 += xc * c
-					pm[i] += x
-					pcm[i] += xc
-				}
-			}
-			st.cp[q+1] = nz
-			st.colsum[q] = cs
-			st.qc[q] = qc
-			S += qc
-		}
-		st.sc2[m], st.S[m] = S2, S
+		nz += st.cnt[m]
 		st.bi[m] = -1
-		if !s.fixedLam(m) && (s.lam[m] > 0 || (newton && S > s.theta[m])) {
+		if !s.slack[m] && !s.fixedLam(m) && (s.lam[m] > 0 || (newton && st.S[m] > s.theta[m])) {
 			st.bi[m] = n + st.L
 			st.L++
 		}
@@ -299,11 +259,18 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 	act := st.act[:0]
 	den := st.dinv[:n]
 	clear(den)
+	if len(st.actMid) != M {
+		st.actMid = make([]int, M)
+	}
+	half := n / 2
 	for m := 0; m < M; m++ {
 		o := m * n
 		al, p := st.alpha[o:o+n], st.p[o:o+n]
 		ac, pinv := st.active[o:o+n], st.pinv[o:o+n]
 		for i, a := range al {
+			if i == half {
+				st.actMid[m] = len(act)
+			}
 			// a row mass below 1e-200 is no mass (its inverse would overflow)
 			ok := a > 0 && p[i] > 1e-200
 			ac[i] = ok
@@ -324,6 +291,92 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 		}
 	}
 	return st
+}
+
+// loadClass is loadState's pass over class m: its entries written from
+// st.base[m] into ri, gv (and cv with costs), their count in st.cnt[m], its
+// columns' ends (from st.base[m]: loadState moves them), column sums, row
+// sums and budget moments.
+func (s *solver) loadClass(m int, st *state, ri []int32, gv, cv []float64, costs bool) {
+	n := s.n
+	pm := st.p[m*n : (m+1)*n]
+	pcm := st.pc[m*n : (m+1)*n]
+	clear(pm)
+	clear(pcm)
+	nz := st.base[m]
+	if s.slack[m] {
+		s.loadSlack(m, st)
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			st.cp[q+1] = nz // no entries: rank-one factors
+		}
+		st.cnt[m] = 0
+		return
+	}
+	// entries below e^{−(cutLog + log n)} of the column's mass are
+	// dropped: they total less than e^{−40} of it
+	tiny := expCutLog / float64(n) * s.ninv[m]
+	um := s.u[m*n : (m+1)*n]
+	var S, S2 float64
+	for q := s.off[m]; q < s.off[m+1]; q++ {
+		kr, cr, rows := s.colKern(q), s.colCost(q), s.colRows(q)
+		cr = cr[:len(kr)]
+		vq := s.v[q]
+		var cs, qc float64
+		if rows == nil { // a full column: row i = k
+			um, pm, pcm := um[:len(kr)], pm[:len(kr)], pcm[:len(kr)]
+			for i, kv := range kr {
+				if kv == 0 {
+					continue
+				}
+				x := kv * um[i] * vq
+				if x < tiny {
+					continue
+				}
+				c := cr[i]
+				ri[nz], gv[nz] = int32(i), x
+				if costs {
+					cv[nz] = c
+				}
+				nz++
+				cs += x
+				xc := x * c
+				qc += xc
+				S2 += xc * c
+				pm[i] += x
+				pcm[i] += xc
+			}
+		} else {
+			rows = rows[:len(kr)]
+			for k, kv := range kr {
+				if kv == 0 {
+					continue
+				}
+				i := rows[k]
+				x := kv * um[i] * vq
+				if x < tiny {
+					continue
+				}
+				c := cr[k]
+				ri[nz], gv[nz] = i, x
+				if costs {
+					cv[nz] = c
+				}
+				nz++
+				cs += x
+				xc := x * c
+				qc += xc
+				S2 += xc * c
+				pm[i] += x
+				pcm[i] += xc
+			}
+		}
+		st.cp[q+1] = nz
+		st.colsum[q] = cs
+		st.qc[q] = qc
+		S += qc
+	}
+	st.sc2[m], st.S[m] = S2, S
+	st.cnt[m] = nz - st.base[m]
 }
 
 // fill copies the regularised solution into res.
@@ -412,6 +465,11 @@ func (r *Result) VJP(gradP []float64) ([]float64, error) {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil, invalidf("gradP[%d] = %v is not finite", k, x)
 		}
+	}
+	if st.par {
+		// the solve's team has ended with the solve: one for this call
+		st.tm = newTeam()
+		defer st.tm.close()
 	}
 	dim := n + st.L
 	w := st.newWork()
@@ -508,7 +566,7 @@ func (st *state) newWork() *work {
 // rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
 func (st *state) rowProducts(x, rg []float64) {
 	if st.par && st.M > 1 {
-		forClassesW(st.M, true, func(m, _ int) { st.rowProductsClass(m, x, rg) })
+		st.tm.forClassesW(st.M, func(m, _ int) { st.rowProductsClass(m, x, rg) })
 		return
 	}
 	for m := 0; m < st.M; m++ { // no closure: it would be allocated per call
@@ -579,32 +637,62 @@ func (st *state) colDots(m int, a, out []float64) {
 // active set s is not read. (The M×n passes over every entry were 7% of an
 // LP-only solve at n = 200, M = 10, where ≈ 12% of the entries are active.)
 func (st *state) project(s []float64, w *work) {
-	n := st.n
-	a, tau := w.a, w.tau[:n]
 	if w.aGen != st.actGen {
-		clear(a)
+		clear(w.a)
 		w.aGen = st.actGen
 	}
-	for i := range tau {
-		tau[i] = 0
+	if !st.par {
+		st.projectRows(s, w, -1)
+		return
 	}
+	// the rows below n/2 on the caller, the rest on the team's helper
+	st.tm.forClassesW(2, func(h, _ int) { st.projectRows(s, w, h) })
+}
+
+// projectRows is project over the rows below n/2 (h = 0), the others (h =
+// 1) or all (h = −1): each row's τ summed over the classes in class order.
+func (st *state) projectRows(s []float64, w *work, h int) {
+	n := st.n
+	lo, hi := 0, n
+	switch h {
+	case 0:
+		hi = n / 2
+	case 1:
+		lo = n / 2
+	}
+	a, tau := w.a, w.tau[lo:hi]
+	clear(tau)
+	tau = w.tau[:hi] // indexed by row
 	pinv := st.pinv
 	for m := 0; m < st.M; m++ {
 		o := int32(m * n)
-		for _, k := range st.act[st.actOff[m]:st.actOff[m+1]] {
+		for _, k := range st.actRange(m, h) {
 			tau[k-o] += s[k] * pinv[k]
 		}
 	}
-	dinv := st.dinv[:n]
-	for i := range tau {
+	dinv := st.dinv[:hi]
+	for i := lo; i < hi; i++ {
 		tau[i] *= dinv[i]
 	}
 	for m := 0; m < st.M; m++ {
 		o := int32(m * n)
-		for _, k := range st.act[st.actOff[m]:st.actOff[m+1]] {
+		for _, k := range st.actRange(m, h) {
 			a[k] = (tau[k-o] - s[k]) * pinv[k]
 		}
 	}
+}
+
+// actRange is class m's active entries k = m·n + i (increasing) with row i
+// below n/2 (h = 0), from n/2 on (h = 1) or all (h = −1).
+func (st *state) actRange(m, h int) []int32 {
+	a, b := st.actOff[m], st.actOff[m+1]
+	switch h {
+	case 0:
+		b = st.actMid[m]
+	case 1:
+		a = st.actMid[m]
+	}
+	return st.act[a:b]
 }
 
 // apply computes out = H x for the reduced system.
@@ -625,7 +713,7 @@ func (st *state) apply(x, out []float64, w *work) {
 	}
 	st.project(w.rg, w)
 	if st.par && M > 1 {
-		forClassesW(M, true, func(m, _ int) { st.applyClass(m, x, out, w) })
+		st.tm.forClassesW(M, func(m, _ int) { st.applyClass(m, x, out, w) })
 	} else {
 		for m := 0; m < M; m++ { // no closure: it would be allocated per call
 			st.applyClass(m, x, out, w)

@@ -178,6 +178,10 @@ func solveInstance(in *instance, cfg config) *Result {
 		}
 	}
 	s.par = in.n >= parMin && !cfg.serial
+	if s.par {
+		s.tm = newTeam()
+		defer s.tm.close()
+	}
 	if cfg.lmReg != 0 {
 		s.lmReg = cfg.lmReg
 	}

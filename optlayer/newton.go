@@ -14,7 +14,6 @@ package optlayer
 
 import (
 	"math"
-	"sync/atomic"
 
 	"github.com/drknn/drknn/optlayer/internal/vexp"
 )
@@ -27,7 +26,7 @@ func (s *solver) evalPhi() float64 {
 	n, M := s.n, s.M
 	ie := 1 / s.eps
 	if s.par && M > 1 {
-		forClassesW(M, true, s.phiKernel)
+		s.tm.forClassesW(M, s.phiKernel)
 	} else {
 		for m := 0; m < M; m++ { // no closure: it would be allocated per call
 			s.phiKernel(m, 0)
@@ -81,7 +80,7 @@ func (s *solver) evalPhi() float64 {
 		}
 	}
 	if s.par && M > 1 {
-		forClassesW(M, true, s.phiClass)
+		s.tm.forClassesW(M, s.phiClass)
 	} else {
 		for m := 0; m < M; m++ {
 			s.phiClass(m, 0)
@@ -562,49 +561,25 @@ const (
 	kktMax      = 600 // the largest reduced system (n + active budgets) solved directly
 )
 
-// forClasses runs f for every class, on two goroutines when the problem is
-// large enough to pay for them (s.par): the even classes on one, the odd on
-// the other, always (the selection passes of kernel.go keep state in the
-// scratch s.sel[m&1] from one selection to the next). Each f(m) touches
-// only class m's data, so the result does not depend on the scheduling.
-// Passes with plain scratch use forClassesW, which balances the load.
+// forClasses runs f for every class, on the solve's team (team.go) when the
+// problem is large enough to pay for two goroutines (s.par): the even
+// classes on the caller, the odd on the helper (the selection passes of
+// kernel.go keep state in the scratch s.sel[m&1] from one selection to the
+// next). Each f(m) touches only class m's data, so the result does not
+// depend on the scheduling. Passes with plain scratch use the team's
+// forClassesW, which balances the load.
 func (s *solver) forClasses(f func(m int)) {
-	forClasses(s.M, s.par, f)
-}
-
-// forClassesW runs f(m, w) for every class on two goroutines when par (w:
-// 0 or 1, the goroutine, for scratch indexed by it), handing out the
-// classes one at a time in order as the goroutines become free: classes
-// differ in their candidates and slack classes cost next to nothing, so a
-// fixed split (forClasses) leaves one core waiting. Each f(m, w) must touch
-// only class m's data and scratch w, so the result does not depend on the
-// scheduling.
-func forClassesW(M int, par bool, f func(m, w int)) {
-	if !par || M < 2 {
-		for m := 0; m < M; m++ {
-			f(m, 0)
-		}
+	if s.par {
+		s.tm.forClasses(s.M, f)
 		return
 	}
-	var next atomic.Int32
-	run := func(w int) {
-		for {
-			m := int(next.Add(1)) - 1
-			if m >= M {
-				return
-			}
-			f(m, w)
-		}
-	}
-	done := make(chan struct{})
-	go func() {
-		run(1)
-		close(done)
-	}()
-	run(0)
-	<-done
+	forClasses(s.M, false, f)
 }
 
+// forClasses runs f(m) for every m < M, with par the odd ones on a
+// goroutine started for the call: for work long enough that waiting for
+// an idle processor to wake costs nothing (pooled.go's transports, tens of
+// milliseconds each), where a team's helper would only spin.
 func forClasses(M int, par bool, f func(m int)) {
 	if !par || M < 2 {
 		for m := 0; m < M; m++ {

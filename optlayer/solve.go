@@ -152,6 +152,7 @@ type solver struct {
 	narrowCnt           []int     // per class: narrowCount's counts
 	cbar                float64   // mean cost
 	par                 bool      // split class work over two goroutines
+	tm                  *team     // with par: the helper goroutine of the class passes (team.go)
 	certPart            []float64 // per class: lower's and lowerDense's sums (2M)
 	certOK              []bool    // per class: upperPhi's columns all carry mass; lower's bound exact
 	part                []float64
@@ -776,7 +777,7 @@ func (s *solver) certPass(pass int) {
 		s.certOK = make([]bool, s.M)
 	}
 	if s.par {
-		forClassesW(s.M, true, func(m, w int) { s.certClass(pass, m, w) })
+		s.tm.forClassesW(s.M, func(m, w int) { s.certClass(pass, m, w) })
 		return
 	}
 	for m := 0; m < s.M; m++ {

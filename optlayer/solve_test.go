@@ -660,16 +660,23 @@ func TestRowWeights(t *testing.T) {
 	}
 }
 
-// TestForClassesW checks that forClassesW calls f once per class, with a
-// goroutine index of 0 or 1 (0 alone without par), and that it balances:
-// while class 0 holds one goroutine, the other runs every other class (a
-// fixed even/odd split would leave classes 2, 4, … waiting behind class 0).
+// TestForClassesW checks that a team's forClassesW calls f once per class,
+// with a goroutine index of 0 or 1 (0 alone on a nil team), and that it
+// balances: while class 0 holds one goroutine, the other runs every other
+// class (a fixed even/odd split would leave classes 2, 4, … waiting behind
+// class 0).
 func TestForClassesW(t *testing.T) {
+	tm := newTeam()
+	defer tm.close()
 	for _, par := range []bool{false, true} {
+		tp := tm
+		if !par {
+			tp = nil
+		}
 		for _, M := range []int{1, 2, 3, 10} {
 			calls := make([]int32, M)
 			var bad atomic.Bool
-			forClassesW(M, par, func(m, w int) {
+			tp.forClassesW(M, func(m, w int) {
 				atomic.AddInt32(&calls[m], 1)
 				if w < 0 || w > 1 || (!par || M < 2) && w != 0 {
 					bad.Store(true)
@@ -685,11 +692,14 @@ func TestForClassesW(t *testing.T) {
 			}
 		}
 	}
+	if tm == nil {
+		return // GOMAXPROCS=1: no helper to balance with
+	}
 	const M = 10
 	var others atomic.Int32
 	allRan := make(chan struct{})
 	waited := true
-	forClassesW(M, true, func(m, w int) {
+	tm.forClassesW(M, func(m, w int) {
 		if m != 0 {
 			if others.Add(1) == M-1 {
 				close(allRan)

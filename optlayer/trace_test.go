@@ -19,7 +19,8 @@ import (
 // computed as drknn-lfd computes them, and the solve is Settings{LPOnly:
 // true}'s. Every -trace-every Newton steps it prints ε, the residual, the
 // dual's own bound over every row (lowerDense: n² work, so the times include
-// it), the candidates and the time; at the end one line per ε stage and
+// it), the upper bound of the plan at that step (upperPhi), the candidates
+// and the time; at the end one line per ε stage and
 // the result. Used to find where the separated kind's steps went
 // (docs/PERFORMANCE.md, sessions of 2026-11-26).
 var (
@@ -79,9 +80,9 @@ func TestTrace(t *testing.T) {
 		st := &stages[len(stages)-1]
 		st.last, st.t1, st.nnz = k, now, len(s.kk)
 		if k%every == 0 {
-			lb := s.lowerDense()
+			lb, ub := s.lowerDense(), s.upperPhi(nil)
 			st.lb = fmt.Sprintf("%.5f (step %d)", lb, k)
-			fmt.Printf("step %5d  eps %-8.3g  residual %-9.3g  bound %9.5f  candidates %9d  %7.2f s\n", k, s.eps, r, lb, len(s.kk), now)
+			fmt.Printf("step %5d  eps %-8.3g  residual %-9.3g  bound %9.5f  upper %9.5f  candidates %9d  %7.2f s\n", k, s.eps, r, lb, ub, len(s.kk), now)
 		}
 	}
 	r := solveInstance(in, cfg)
