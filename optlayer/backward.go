@@ -112,6 +112,7 @@ type state struct {
 	r1b         []float64 // per position: their column factors
 	base, cnt   []int     // loadState's scratch: each class's first entry and count
 	actMid      []int     // per class: the index in act of its first active row ≥ n/2
+	lpt         []int     // the classes by decreasing entries: the operator's passes' order
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
@@ -188,6 +189,15 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 		}
 		base[m+1] = base[m] + c
 	}
+	// the solver's passes hand out the classes largest first by
+	// candidates (slack classes: none), the operator's by entries
+	if len(s.lpt) != M {
+		s.lpt, s.work = make([]int, M), make([]int, M)
+	}
+	for m := range s.work {
+		s.work[m] = base[m+1] - base[m]
+	}
+	lptOrder(s.lpt, s.work)
 	if c := base[M]; min(cap(st.ri), cap(st.gv)) < c {
 		// the old arrays go first, with the columns' slices into them
 		st.ri, st.gv, st.cv = nil, nil, nil
@@ -207,7 +217,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 	}
 	st.cp[0] = 0
 	if s.par {
-		s.tm.forClassesW(M, func(m, _ int) { s.loadClass(m, st, ri, gv, cv, costs) })
+		s.tm.forClassesW(M, s.lpt, func(m, _ int) { s.loadClass(m, st, ri, gv, cv, costs) })
 	} else {
 		for m := 0; m < M; m++ {
 			s.loadClass(m, st, ri, gv, cv, costs)
@@ -236,6 +246,10 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 	if costs {
 		st.cv = cv[:nz]
 	}
+	if len(st.lpt) != M {
+		st.lpt = make([]int, M)
+	}
+	lptOrder(st.lpt, st.cnt)
 	if len(st.colRi) != n {
 		st.colRi, st.colGv = make([][]int32, n), make([][]float64, n)
 	}
@@ -566,7 +580,7 @@ func (st *state) newWork() *work {
 // rowProducts sets rg_m(i) = Σ_{j in class m} γ(i,j) x_g(j).
 func (st *state) rowProducts(x, rg []float64) {
 	if st.par && st.M > 1 {
-		st.tm.forClassesW(st.M, func(m, _ int) { st.rowProductsClass(m, x, rg) })
+		st.tm.forClassesW(st.M, st.lpt, func(m, _ int) { st.rowProductsClass(m, x, rg) })
 		return
 	}
 	for m := 0; m < st.M; m++ { // no closure: it would be allocated per call
@@ -646,7 +660,7 @@ func (st *state) project(s []float64, w *work) {
 		return
 	}
 	// the rows below n/2 on the caller, the rest on the team's helper
-	st.tm.forClassesW(2, func(h, _ int) { st.projectRows(s, w, h) })
+	st.tm.forClassesW(2, nil, func(h, _ int) { st.projectRows(s, w, h) })
 }
 
 // projectRows is project over the rows below n/2 (h = 0), the others (h =
@@ -713,7 +727,7 @@ func (st *state) apply(x, out []float64, w *work) {
 	}
 	st.project(w.rg, w)
 	if st.par && M > 1 {
-		st.tm.forClassesW(M, func(m, _ int) { st.applyClass(m, x, out, w) })
+		st.tm.forClassesW(M, st.lpt, func(m, _ int) { st.applyClass(m, x, out, w) })
 	} else {
 		for m := 0; m < M; m++ { // no closure: it would be allocated per call
 			st.applyClass(m, x, out, w)

@@ -26,7 +26,7 @@ func (s *solver) evalPhi() float64 {
 	n, M := s.n, s.M
 	ie := 1 / s.eps
 	if s.par && M > 1 {
-		s.tm.forClassesW(M, s.phiKernel)
+		s.tm.forClassesW(M, s.lpt, s.phiKernel)
 	} else {
 		for m := 0; m < M; m++ { // no closure: it would be allocated per call
 			s.phiKernel(m, 0)
@@ -80,7 +80,7 @@ func (s *solver) evalPhi() float64 {
 		}
 	}
 	if s.par && M > 1 {
-		s.tm.forClassesW(M, s.phiClass)
+		s.tm.forClassesW(M, s.lpt, s.phiClass)
 	} else {
 		for m := 0; m < M; m++ {
 			s.phiClass(m, 0)

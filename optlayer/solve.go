@@ -153,6 +153,7 @@ type solver struct {
 	cbar                float64   // mean cost
 	par                 bool      // split class work over two goroutines
 	tm                  *team     // with par: the helper goroutine of the class passes (team.go)
+	lpt, work           []int     // the classes by decreasing candidates (loadState), and their counts
 	certPart            []float64 // per class: lower's and lowerDense's sums (2M)
 	certOK              []bool    // per class: upperPhi's columns all carry mass; lower's bound exact
 	part                []float64
@@ -777,7 +778,7 @@ func (s *solver) certPass(pass int) {
 		s.certOK = make([]bool, s.M)
 	}
 	if s.par {
-		s.tm.forClassesW(s.M, func(m, w int) { s.certClass(pass, m, w) })
+		s.tm.forClassesW(s.M, s.lpt, func(m, w int) { s.certClass(pass, m, w) })
 		return
 	}
 	for m := 0; m < s.M; m++ {

@@ -676,7 +676,7 @@ func TestForClassesW(t *testing.T) {
 		for _, M := range []int{1, 2, 3, 10} {
 			calls := make([]int32, M)
 			var bad atomic.Bool
-			tp.forClassesW(M, func(m, w int) {
+			tp.forClassesW(M, nil, func(m, w int) {
 				atomic.AddInt32(&calls[m], 1)
 				if w < 0 || w > 1 || (!par || M < 2) && w != 0 {
 					bad.Store(true)
@@ -699,7 +699,7 @@ func TestForClassesW(t *testing.T) {
 	var others atomic.Int32
 	allRan := make(chan struct{})
 	waited := true
-	tm.forClassesW(M, func(m, w int) {
+	tm.forClassesW(M, nil, func(m, w int) {
 		if m != 0 {
 			if others.Add(1) == M-1 {
 				close(allRan)

@@ -1,7 +1,9 @@
 package optlayer
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -36,6 +38,7 @@ type team struct {
 	next   atomic.Int32 // forClassesW: the next class to hand out
 	// the posted pass (written by the caller before it posts)
 	M     int
+	order []int          // forClassesW: the order the classes are handed out in (nil: 0, 1, …)
 	f     func(m, w int) // forClassesW
 	fixed func(m int)    // forClasses: the odd classes are the helper's
 }
@@ -117,17 +120,20 @@ func (t *team) take(w int) {
 		if m >= t.M {
 			return
 		}
+		if t.order != nil {
+			m = t.order[m]
+		}
 		t.f(m, w)
 	}
 }
 
 // post hands a pass to the helper; false if the team is nil or busy with
 // another caller's pass (the caller then runs the pass alone).
-func (t *team) post(M int, f func(m, w int), fixed func(m int)) bool {
+func (t *team) post(M int, order []int, f func(m, w int), fixed func(m int)) bool {
 	if t == nil || !t.state.CompareAndSwap(teamIdle, teamSetup) {
 		return false
 	}
-	t.M, t.f, t.fixed = M, f, fixed
+	t.M, t.order, t.f, t.fixed = M, order, f, fixed
 	t.next.Store(0)
 	t.state.Store(teamPosted)
 	if t.parked.Load() {
@@ -148,19 +154,21 @@ func (t *team) finish() bool {
 	for t.state.Load() != teamDone {
 		runtime.Gosched()
 	}
-	t.f, t.fixed = nil, nil
+	t.order, t.f, t.fixed = nil, nil, nil
 	t.state.Store(teamIdle)
 	return true
 }
 
 // forClassesW runs f(m, w) for every class m < M, handing the classes out
-// one at a time in order to the caller (w = 0) and the helper (w = 1), as
-// each becomes free: classes differ in their candidates and slack classes
+// one at a time to the caller (w = 0) and the helper (w = 1) as each
+// becomes free, in the given order (a permutation of 0…M−1; nil: in
+// increasing order): classes differ in their candidates and slack classes
 // cost next to nothing, so a fixed split (forClasses) leaves one core
-// waiting. Each f(m, w) must touch only class m's data and scratch w. A nil
-// team runs every class on the caller with w = 0.
-func (t *team) forClassesW(M int, f func(m, w int)) {
-	if M < 2 || !t.post(M, f, nil) {
+// waiting, and the largest first (lptOrder) leaves the least. Each f(m, w)
+// must touch only class m's data and scratch w. A nil team runs every
+// class on the caller with w = 0, in increasing order.
+func (t *team) forClassesW(M int, order []int, f func(m, w int)) {
+	if M < 2 || !t.post(M, order, f, nil) {
 		for m := 0; m < M; m++ {
 			f(m, 0)
 		}
@@ -174,7 +182,7 @@ func (t *team) forClassesW(M int, f func(m, w int)) {
 // caller, the odd ones on the helper (or the caller, after its own, when
 // the helper did not claim them).
 func (t *team) forClasses(M int, f func(m int)) {
-	if M < 2 || !t.post(M, nil, f) {
+	if M < 2 || !t.post(M, nil, nil, f) {
 		for m := 0; m < M; m++ {
 			f(m)
 		}
@@ -188,4 +196,13 @@ func (t *team) forClasses(M int, f func(m int)) {
 			f(m)
 		}
 	}
+}
+
+// lptOrder writes into order (len(work)) the classes by decreasing work,
+// ties by index: the largest-first order of forClassesW.
+func lptOrder(order []int, work []int) {
+	for m := range order {
+		order[m] = m
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(work[b], work[a]) })
 }

@@ -20,7 +20,7 @@ func TestTeamPasses(t *testing.T) {
 		if fixed {
 			tm.forClasses(M, func(m int) { atomic.AddInt32(&calls[m], 1) })
 		} else {
-			tm.forClassesW(M, func(m, w int) {
+			tm.forClassesW(M, nil, func(m, w int) {
 				atomic.AddInt32(&calls[m], 1)
 				if w < 0 || w > 1 || tm == nil && w != 0 {
 					bad.Store(true)
@@ -99,7 +99,7 @@ func TestTeamBusy(t *testing.T) {
 	doneB := make(chan int)
 	go func() {
 		var n atomic.Int32
-		tm.forClassesW(10, func(m, w int) { n.Add(1) })
+		tm.forClassesW(10, nil, func(m, w int) { n.Add(1) })
 		doneB <- int(n.Load())
 	}()
 	select {
@@ -112,4 +112,27 @@ func TestTeamBusy(t *testing.T) {
 	}
 	close(release)
 	<-doneA
+}
+
+// TestLPTOrder: the classes by decreasing work, ties in index order, and a
+// live team's pass in that order still runs every class once.
+func TestLPTOrder(t *testing.T) {
+	work := []int{3, 9, 0, 9, 5, 3}
+	order := make([]int, len(work))
+	lptOrder(order, work)
+	want := []int{1, 3, 4, 0, 5, 2}
+	for k := range want {
+		if order[k] != want[k] {
+			t.Fatalf("lptOrder(%v) = %v, want %v", work, order, want)
+		}
+	}
+	tm := newTeam()
+	defer tm.close()
+	calls := make([]int32, len(work))
+	tm.forClassesW(len(work), order, func(m, _ int) { atomic.AddInt32(&calls[m], 1) })
+	for m, c := range calls {
+		if c != 1 {
+			t.Errorf("class %d ran %d times", m, c)
+		}
+	}
 }
