@@ -33,7 +33,6 @@ func (s *solver) evalPhi() float64 {
 		}
 	}
 	// water filling with a_m(i) = log s_m(i) + rowmax_m(i)
-	a, al := s.wfA, s.wfT
 	vec := s.vecExp
 	// the levels, class by class: the vector logarithm (vexp.LogAdd) when
 	// vec, else math.Log(s) + α₀ (−∞ where s ≤ 0) four at a time, the same
@@ -49,22 +48,12 @@ func (s *solver) evalPhi() float64 {
 			vexp.LogAddGo(la, sm, a0)
 		}
 	}
-	for i := 0; i < n; i++ {
-		for m := 0; m < M; m++ {
-			a[m] = s.la[m*n+i]
-		}
-		if !waterfill(a, s.eps, al, s.idx) {
-			for m := 0; m < M; m++ {
-				al[m] = s.alpha[m*n+i]
-			}
-		}
-		for m := 0; m < M; m++ {
-			k := m*n + i
-			s.alpha[k] = al[m]
-			if !vec { // the exponent; its math.Exp below
-				s.u[k] = s.alpha0[k] - al[m]*ie
-			}
-		}
+	// the rows' water filling: the rows below n/2 on the caller, the rest
+	// on the team's helper (each row on its own: the same bits)
+	if s.par {
+		s.tm.forClassesW(2, nil, s.phiRowsHalf)
+	} else {
+		s.phiRows(0, n, s.wfA, s.wfT, s.idx)
 	}
 	for m := 0; m < M; m++ {
 		if vec {
@@ -95,6 +84,46 @@ func (s *solver) evalPhi() float64 {
 		s.resid += part[3*m+2]
 	}
 	return phi - s.eps*mass
+}
+
+// phiRowsHalf is evalPhi's water filling over the rows below n/2 (h = 0)
+// or the others (h = 1), with scratch of its own for each half.
+func (s *solver) phiRowsHalf(h, _ int) {
+	if h == 0 {
+		s.phiRows(0, s.n/2, s.wfA, s.wfT, s.idx)
+		return
+	}
+	if len(s.wf2) != 2*s.M {
+		s.wf2 = make([]float64, 2*s.M)
+		s.idx2 = make([]int, s.M)
+	}
+	s.phiRows(s.n/2, s.n, s.wf2[:s.M], s.wf2[s.M:2*s.M], s.idx2)
+}
+
+// phiRows is evalPhi's water filling for rows lo…hi−1 (a, al, idx:
+// scratch of length M): α of each row from the levels s.la, and without
+// s.vecExp the exponents of u.
+func (s *solver) phiRows(lo, hi int, a, al []float64, idx []int) {
+	n, M := s.n, s.M
+	ie := 1 / s.eps
+	vec := s.vecExp
+	for i := lo; i < hi; i++ {
+		for m := 0; m < M; m++ {
+			a[m] = s.la[m*n+i]
+		}
+		if !waterfill(a, s.eps, al, idx) {
+			for m := 0; m < M; m++ {
+				al[m] = s.alpha[m*n+i]
+			}
+		}
+		for m := 0; m < M; m++ {
+			k := m*n + i
+			s.alpha[k] = al[m]
+			if !vec { // the exponent; its math.Exp below
+				s.u[k] = s.alpha0[k] - al[m]*ie
+			}
+		}
+	}
 }
 
 // rowWeights is the end of evalPhi's row pass for class m when the target ε

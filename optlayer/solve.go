@@ -159,6 +159,8 @@ type solver struct {
 	part                []float64
 	idx                 []int
 	amScratch, wfA, wfT []float64
+	wf2                 []float64 // evalPhi's second half of the rows: its wfA, wfT
+	idx2                []int     // … and idx
 	rows                []float64 // M×n scratch of upperPhi
 	nst                 *state    // Newton's KKT state, reused across calls
 	nw                  *work     // Newton's scratch
