@@ -136,3 +136,42 @@ func TestLPTOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamSolo: a team whose helper never claims a pass (none is running
+// here) has every posted pass taken back; after a window of them it runs
+// teamSolo passes without posting, then posts again.
+func TestTeamSolo(t *testing.T) {
+	tm := &team{wake: make(chan struct{}, 1), quit: make(chan struct{})} // no helper
+	pass := func() {
+		var n atomic.Int32
+		tm.forClassesW(4, nil, func(m, w int) {
+			if w != 0 {
+				t.Fatalf("class %d on worker %d without a helper", m, w)
+			}
+			n.Add(1)
+		})
+		if n.Load() != 4 {
+			t.Fatalf("%d of 4 classes ran", n.Load())
+		}
+	}
+	for k := 0; k < teamWindow-1; k++ {
+		pass()
+	}
+	if tm.solo.Load() != 0 || tm.backs.Load() != teamWindow-1 {
+		t.Fatalf("after %d taken-back passes: solo %d, backs %d", teamWindow-1, tm.solo.Load(), tm.backs.Load())
+	}
+	pass()
+	if tm.solo.Load() != teamSolo {
+		t.Fatalf("a window of taken-back passes: solo %d, want %d", tm.solo.Load(), teamSolo)
+	}
+	for k := 0; k < teamSolo; k++ {
+		pass()
+	}
+	if tm.solo.Load() != 0 || tm.posts.Load() != 0 {
+		t.Fatalf("after the solo passes: solo %d, posts %d (want 0, 0: none posted)", tm.solo.Load(), tm.posts.Load())
+	}
+	pass()
+	if tm.posts.Load() != 1 {
+		t.Fatalf("the pass after the solo ones was not posted (posts %d)", tm.posts.Load())
+	}
+}
