@@ -66,9 +66,10 @@ const teamSpin = 200 * time.Microsecond
 // against 0.4% on a quiet machine. So a team whose window of teamWindow
 // posted passes had teamBackMax or more taken back runs the next teamSolo
 // passes on the caller alone (the helper parks), then tries again: 4.1–
-// 4.5 s beside the busy process. (A quiet machine has short bursts of
-// take-backs while a parked helper wakes: at 16 of 64 one window in a
-// solve went solo.)
+// 6.1 s over seven runs beside the busy process (the host's placement of
+// three threads on two cores spreads it), quiet runs unchanged. (A quiet
+// machine has short bursts of take-backs while a parked helper wakes: at
+// 16 of 64 one window of a solve went solo.)
 const (
 	teamWindow  = 64
 	teamBackMax = 32
