@@ -336,53 +336,33 @@ func (s *solver) loadClass(m int, st *state, ri []int32, gv, cv []float64, costs
 		cr = cr[:len(kr)]
 		vq := s.v[q]
 		var cs, qc float64
-		if rows == nil { // a full column: row i = k
-			um, pm, pcm := um[:len(kr)], pm[:len(kr)], pcm[:len(kr)]
-			for i, kv := range kr {
-				if kv == 0 {
-					continue
-				}
-				x := kv * um[i] * vq
-				if x < tiny {
-					continue
-				}
-				c := cr[i]
-				ri[nz], gv[nz] = int32(i), x
-				if costs {
-					cv[nz] = c
-				}
-				nz++
-				cs += x
-				xc := x * c
-				qc += xc
-				S2 += xc * c
-				pm[i] += x
-				pcm[i] += xc
-			}
-		} else {
+		if rows != nil {
 			rows = rows[:len(kr)]
-			for k, kv := range kr {
-				if kv == 0 {
-					continue
-				}
-				i := rows[k]
-				x := kv * um[i] * vq
-				if x < tiny {
-					continue
-				}
-				c := cr[k]
-				ri[nz], gv[nz] = i, x
-				if costs {
-					cv[nz] = c
-				}
-				nz++
-				cs += x
-				xc := x * c
-				qc += xc
-				S2 += xc * c
-				pm[i] += x
-				pcm[i] += xc
+		}
+		for k, kv := range kr {
+			if kv == 0 {
+				continue
 			}
+			i := int32(k) // a full column: row i = k
+			if rows != nil {
+				i = rows[k]
+			}
+			x := kv * um[i] * vq
+			if x < tiny {
+				continue
+			}
+			c := cr[k]
+			ri[nz], gv[nz] = i, x
+			if costs {
+				cv[nz] = c
+			}
+			nz++
+			cs += x
+			xc := x * c
+			qc += xc
+			S2 += xc * c
+			pm[i] += x
+			pcm[i] += xc
 		}
 		st.cp[q+1] = nz
 		st.colsum[q] = cs
