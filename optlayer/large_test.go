@@ -247,6 +247,40 @@ func TestLPOnlyLargeRollback(t *testing.T) {
 	certifiedWithin(t, hardProblem("separated", 12, 3000, 10), 1, 1000, "separated n = 3000, seed 12, one sweep")
 }
 
+// TestLPOnlyLargeNarrowC: Phase C's narrow stages stay narrow on
+// `separated` n = 3000 at ϑ = 0.7 × median, where they used to give way to
+// the full width's unions with millions of entries — seed 11 after a small
+// fall of the dense bound (now column generation at the stage's final
+// duals: growFall), seed 12 after a stage the certified bound called
+// stalled (now the dense bound's gap: narrowStall). Both must be certified
+// within 1000 iterations with at most narrowMax·n² candidates at any step
+// (before: 6.75 M and 5.8 M of the 9 M entries).
+func TestLPOnlyLargeNarrowC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 3000, two solves")
+	}
+	const n = 3000
+	for _, seed := range []int64{11, 12} {
+		p := hardProblem("separated", seed, n, 10)
+		in, err := p.instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := (&Settings{LPOnly: true}).config(in)
+		maxNNZ := 0
+		cfg.trace = func(_ int, s *solver, _ float64) { maxNNZ = max(maxNNZ, len(s.kk)) }
+		r := solveInstance(in, cfg)
+		t.Logf("seed %d: %d iterations, relative gap %.3g, at most %d candidates", seed, r.Iterations, r.RelGap, maxNNZ)
+		if r.Status != Optimal || r.RelGap > cfg.tol || r.Iterations > 1000 {
+			t.Fatalf("seed %d: status %d after %d iterations, relative gap %.3g", seed, r.Status, r.Iterations, r.RelGap)
+		}
+		checkFeasible(t, p, r)
+		if lim := int(narrowMax * n * n); maxNNZ > lim {
+			t.Fatalf("seed %d: %d candidates at a step, more than narrowMax·n² = %d", seed, maxNNZ, lim)
+		}
+	}
+}
+
 // TestLPOnlyLargeResTol: lpLarge's Phase B and C stages end at lpResTol,
 // not RegTol — the certificate needs no tighter residual, and it comes in
 // fewer iterations (`separated` at ϑ = 0.7 × median, where the stages
