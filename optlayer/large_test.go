@@ -254,7 +254,7 @@ func TestLPOnlyLargeRollback(t *testing.T) {
 // duals: growFall), seed 12 after a stage the certified bound called
 // stalled (now the dense bound's gap: narrowStall). Both must be certified
 // within 1000 iterations with at most narrowMax·n² candidates at any step
-// (before: 6.75 M and 5.8 M of the 9 M entries).
+// (before: 6.75 M and 5.35 M of the 9 M entries).
 func TestLPOnlyLargeNarrowC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 3000, two solves")
