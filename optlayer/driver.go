@@ -560,6 +560,22 @@ func solveInstance(in *instance, cfg config) *Result {
 			// iterations (certified in 3608 with it): docs/PERFORMANCE.md
 			s.selectCands(selUnion, s.eps, selL, candDelta, 0)
 		}
+		if lpLarge && !grown && !cfg.noCSweep {
+			// each stage opens with a sweep, as Phase B does: the
+			// columns made exact at the new ε and the rows' α before
+			// Newton's first step. Without it the halved ε squares the
+			// kernel of every entry the duals left above its column's
+			// level, and Newton spent its first 20–40 steps coming
+			// back (`separated` n = 3000 at ϑ = 0.7 × median, seed 12:
+			// a residual of 7·10²² at ε = 5·10⁻⁴'s first step).
+			// Measured (docs/PERFORMANCE.md, session of 2026-11-27,
+			// 05:17– UTC): `separated` at 0.7 × n = 2000 seeds 4 / 12
+			// 187 / 220 → 185 / 170 iterations, n = 3000 seeds 4 / 11 /
+			// 12 211 / 272 / 362 → 178 / 240 / 303. TestLPOnlyLargeCSweep.
+			s.gStep()
+			it++
+			s.alphaStep()
+		}
 		cstop := stop
 		if narrow {
 			cstop = driftStop(stop, s.lowerDense, narrowDriftFalls)
