@@ -560,7 +560,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			// iterations (certified in 3608 with it): docs/PERFORMANCE.md
 			s.selectCands(selUnion, s.eps, selL, candDelta, 0)
 		}
-		if lpLarge && !grown && !cfg.noCSweep {
+		if lpLarge && !grown && !cfg.noCSweep && it < cfg.maxIter {
 			// each stage opens with a sweep, as Phase B does: the
 			// columns made exact at the new ε and the rows' α before
 			// Newton's first step. Without it the halved ε squares the

@@ -158,7 +158,7 @@ type config struct {
 	sweeps                     int                                // tests only
 	lpSweeps                   int                                // tests only: the sweeps opening lpLarge's Phase A stages (0: lpStageSweeps)
 	lpResTol                   float64                            // tests only: the residual ending lpLarge's Phase B and C stages (0: lpResTol)
-	noCSweep                   bool                               // tests only: lpLarge's Phase C stages open without their sweep (lpCSweep)
+	noCSweep                   bool                               // tests only: lpLarge's Phase C stages open without their sweep
 	serial                     bool                               // no goroutines inside one solve (SolveBatch with workers > 1)
 	forceCG                    bool                               // tests only: iterative backward solve
 	denseStart, noSlack        bool                               // tests only: every entry a candidate at the start; no rank-one slack classes
