@@ -290,7 +290,16 @@ func TestLPOnlyLargeCSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 2000, two solves")
 	}
-	p := hardProblem("separated", 12, 2000, 10)
+	fewerWith(t, hardProblem("separated", 12, 2000, 10), "Phase C's sweeps", func(cfg *config, on bool) {
+		cfg.noCSweep = !on
+	})
+}
+
+// fewerWith solves p's LP-only answer with a setting on, then off (set
+// changes cfg), checks that both are certified and feasible, and fails
+// unless the solve with it on took fewer iterations.
+func fewerWith(t *testing.T, p *Problem, what string, set func(cfg *config, on bool)) {
+	t.Helper()
 	in, err := p.instance()
 	if err != nil {
 		t.Fatal(err)
@@ -298,17 +307,17 @@ func TestLPOnlyLargeCSweep(t *testing.T) {
 	var its [2]int
 	for k := range its {
 		cfg, _ := (&Settings{LPOnly: true}).config(in)
-		cfg.noCSweep = k == 1
+		set(&cfg, k == 0)
 		r := solveInstance(in, cfg)
 		if r.Status != Optimal || r.RelGap > cfg.tol {
-			t.Fatalf("noCSweep %v: status %d, relative gap %g", cfg.noCSweep, r.Status, r.RelGap)
+			t.Fatalf("%s %s: status %d, relative gap %g", what, []string{"on", "off"}[k], r.Status, r.RelGap)
 		}
 		checkFeasible(t, p, r)
 		its[k] = r.Iterations
 	}
-	t.Logf("iterations: %d with the sweeps, %d without", its[0], its[1])
+	t.Logf("iterations: %d with %s, %d without", its[0], what, its[1])
 	if its[0] >= its[1] {
-		t.Fatalf("%d iterations with Phase C's sweeps, %d without: no fewer", its[0], its[1])
+		t.Fatalf("%d iterations with %s, %d without: no fewer", its[0], what, its[1])
 	}
 }
 
@@ -320,28 +329,10 @@ func TestLPOnlyLargeResTol(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 1500, two solves")
 	}
-	p := hardProblem("separated", 4, 1500, 10)
-	in, err := p.instance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var its [2]int
-	for k := range its {
-		cfg, _ := (&Settings{LPOnly: true}).config(in)
-		tol := 0.0 // lpResTol, then the solve's RegTol
-		if k == 1 {
-			tol = cfg.regTol
+	// on: lpResTol (cfg.lpResTol 0); off: the solve's RegTol
+	fewerWith(t, hardProblem("separated", 4, 1500, 10), "the stages ending at lpResTol", func(cfg *config, on bool) {
+		if !on {
+			cfg.lpResTol = cfg.regTol
 		}
-		cfg.lpResTol = tol
-		r := solveInstance(in, cfg)
-		if r.Status != Optimal || r.RelGap > cfg.tol {
-			t.Fatalf("lpResTol %g: status %d, relative gap %g", tol, r.Status, r.RelGap)
-		}
-		checkFeasible(t, p, r)
-		its[k] = r.Iterations
-	}
-	t.Logf("iterations: %d at lpResTol, %d at RegTol", its[0], its[1])
-	if its[0] >= its[1] {
-		t.Fatalf("%d iterations at lpResTol, %d at RegTol: no fewer", its[0], its[1])
-	}
+	})
 }
