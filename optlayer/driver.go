@@ -540,9 +540,11 @@ func solveInstance(in *instance, cfg config) *Result {
 			}
 		}
 		redo = false
+		regrown := grown // this stage reruns an ε on the candidates grown below
+		grown = false
 		lbEnd := math.Inf(-1)
 		switch {
-		case grown:
+		case regrown:
 			// the candidates of the column generation below are set
 		case narrow:
 			s.selectCands(selKeys, s.eps, narrowL, 0, 0)
@@ -560,7 +562,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			// iterations (certified in 3608 with it): docs/PERFORMANCE.md
 			s.selectCands(selUnion, s.eps, selL, candDelta, 0)
 		}
-		if lpLarge && !grown && !cfg.noCSweep && it < cfg.maxIter {
+		if lpLarge && !regrown && !cfg.noCSweep && it < cfg.maxIter {
 			// each stage opens with a sweep, as Phase B does: the
 			// columns made exact at the new ε and the rows' α before
 			// Newton's first step. Without it the halved ε squares the
@@ -599,7 +601,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			// every trial as without it) or two.
 			lb := s.lowerDense()
 			lbEnd = lb
-			if lb < lb0 && lb0-lb <= growFall*(ub0-lb0) && !grown {
+			if lb < lb0 && lb0-lb <= growFall*(ub0-lb0) && !regrown {
 				// a small fall: the restricted problem converged a
 				// little away from the full one's optimum because a few
 				// entries it needs are not candidates. Column
@@ -618,13 +620,11 @@ func solveInstance(in *instance, cfg config) *Result {
 				continue
 			}
 			if lb < lb0 {
-				grown = false
 				s.restoreDuals(saved)
 				narrow, s.cover, redo = false, false, true
 				continue
 			}
 		}
-		grown = false
 		if narrow && res.Objective-lbEnd > narrowStall*(ub0-lb0) {
 			narrow, s.cover = false, false // stalled: the union selections from here
 		}

@@ -598,11 +598,7 @@ const (
 // depend on the scheduling. Passes with plain scratch use the team's
 // forClassesW, which balances the load.
 func (s *solver) forClasses(f func(m int)) {
-	if s.par {
-		s.tm.forClasses(s.M, f)
-		return
-	}
-	forClasses(s.M, false, f)
+	s.tm.forClasses(s.M, f) // s.tm is nil without s.par: every class on the caller
 }
 
 // forClasses runs f(m) for every m < M, with par the odd ones on a
