@@ -105,7 +105,21 @@ const (
 	lpStageMax = 150
 	// lpOpenSweeps: the sweeps that open lpLarge's Phase B (Phase B's
 	// comment)
-	lpOpenSweeps     = 1
+	lpOpenSweeps = 1
+	// stallSteps: a Newton run of lpLarge's Phase B whose residual has
+	// not halved in this many successful steps ends there (stallStop) and
+	// the validation and certificate come as at the stage's residual:
+	// on the union candidates near the pooled radius Newton can oscillate
+	// at a residual of 1e-2 for hundreds of steps (the random sweep of
+	// seed 14, trial 7: n = 2500, M = 5, d = 2, heavy tails, 345 steps at
+	// ε = 1e-3 with one class's budget 0.6–3% off and its λ creeping;
+	// Phase C from there took 30). Measured (docs/PERFORMANCE.md, session
+	// of 2026-11-27, 07:45– UTC): random sweeps of seeds 9, 10, 11, 13,
+	// 14, 15 15,410 → 13,956 iterations, all certified; that trial 444 →
+	// 171 iterations (19.5 → 6.2 s), seed 10 trial 0 (n = 3000) 830 → 572
+	// (71.6 → 55.1 s), seed 10 trial 1 163 → 229 (1.4 → 1.7 s). 25 steps
+	// did about as well, 60 kept less of the gain. TestLPOnlyLargeStall.
+	stallSteps       = 40
 	lpDriftEvery     = 10 // driftStop's checks: every this many successful Newton steps
 	lpDriftFalls     = 2  // and this many falls of the bound in a row end the stage
 	narrowDriftFalls = 4  // the same for Phase B's first narrow Newton run (its comment)
@@ -440,9 +454,16 @@ func solveInstance(in *instance, cfg config) *Result {
 			// three left one uncertified.
 			bstop = driftStop(lpStop, s.lowerDense, narrowDriftFalls)
 		}
+		var stalled *bool
+		if lpLarge && !early && !cfg.noStall {
+			bstop, stalled = stallStop(bstop, s.residual)
+		}
 		steps, failed := s.newton(cfg, cfg.maxIter-it, tol, bstop)
 		it += steps + 1
 		r := s.residual()
+		// done: the stage's residual reached, or Newton stalled above it
+		// (stallStop): the validation and the certificate as at btol
+		done := r <= btol || (stalled != nil && *stalled)
 		if cfg.lpOnly && certified() {
 			snap = s.snapshot(cfg, r)
 			break
@@ -470,7 +491,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		if steps == 0 && !failed {
 			ntol /= 10
 		}
-		if r <= btol && it < cfg.maxIter && narrow {
+		if done && it < cfg.maxIter && narrow {
 			// the regularised answer is not wanted, only the certificate:
 			// on to Phase C's narrow stages if the bounds are already
 			// close (else the narrow candidates missed entries the full
@@ -483,7 +504,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			}
 			narrow, s.cover = false, false
 		}
-		if r <= btol && it < cfg.maxIter {
+		if done && it < cfg.maxIter {
 			// validation: every entry outside the candidates must be
 			// negligible at this dual; add those that are not and go on
 			// (lpLarge: those within narrowL e-folds, as above)
@@ -497,7 +518,7 @@ func solveInstance(in *instance, cfg config) *Result {
 				continue
 			}
 		}
-		if r <= btol || it >= cfg.maxIter || ntol < 1e-16 {
+		if done || it >= cfg.maxIter || ntol < 1e-16 {
 			snap = s.snapshot(cfg, r)
 			cert()
 			break
@@ -682,6 +703,25 @@ func driftStop(stop func() bool, bound func() float64, falls int) func() bool {
 		prev = lb
 		return fell >= falls
 	}
+}
+
+// stallStop wraps stop for a Newton run of lpLarge's Phase B: it also
+// stops (and sets *stalled) when the residual has not halved from its
+// anchor within stallSteps successful steps.
+func stallStop(stop func() bool, resid func() float64) (func() bool, *bool) {
+	stalled := new(bool)
+	k, k0, anchor := 0, 0, math.Inf(1)
+	return func() bool {
+		if stop != nil && stop() {
+			return true
+		}
+		k++
+		if r := resid(); r <= anchor/2 {
+			anchor, k0 = r, k
+		}
+		*stalled = k-k0 >= stallSteps
+		return *stalled
+	}, stalled
 }
 
 // mergeBounds takes o's certificate where it is better than r's (both bound

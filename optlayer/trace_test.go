@@ -3,6 +3,7 @@ package optlayer
 import (
 	"flag"
 	"fmt"
+	"math/rand"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,11 @@ import (
 // skips unless -trace is given:
 //
 //	go test ./optlayer -run TestTrace -v -args -trace separated:2000[:0.7] [-trace-seed 4] [-trace-every 5]
+//	go test ./optlayer -run TestTrace -v -args -trace sweep:K -trace-seed S [-trace-sizes 1100,1500]
+//
+// (sweep:K: trial K of TestRandomSweep's seed S over -trace-sizes, its
+// -sweep-sizes; -trace-steps adds each Newton step's line-search step and
+// conjugate-gradient iterations)
 //
 // -trace names a kind of BenchmarkHard's set (hardProblem), n and optionally
 // ϑ as a multiple of the median cost (default: the kind's own). The costs are
@@ -27,6 +33,8 @@ var (
 	traceSpec  = flag.String("trace", "", "TestTrace: kind:n[:rel] of hardProblem to trace (empty: skip)")
 	traceSeed  = flag.Int64("trace-seed", 4, "TestTrace: the instance's seed")
 	traceEvery = flag.Int("trace-every", 5, "TestTrace: print every this many Newton steps")
+	traceSizes = flag.String("trace-sizes", "1100,1500,2000,2500,3000", "TestTrace: the sizes of -trace sweep:K's sweep (its -sweep-sizes)")
+	traceSteps = flag.Bool("trace-steps", false, "TestTrace: print every Newton step's line-search step and CG iterations")
 )
 
 func TestTrace(t *testing.T) {
@@ -41,7 +49,28 @@ func TestTrace(t *testing.T) {
 	if err != nil || n < 2 {
 		t.Fatalf("-trace %q: n %q is not a size", *traceSpec, f[1])
 	}
-	p := hardProblem(f[0], *traceSeed, n, 10)
+	var p *Problem
+	if f[0] == "sweep" {
+		if len(f) != 2 {
+			t.Fatalf("-trace %q: want sweep:K", *traceSpec)
+		}
+		var sizes []int
+		for _, v := range strings.Split(*traceSizes, ",") {
+			m, err := strconv.Atoi(v)
+			if err != nil || m < 2 {
+				t.Fatalf("-trace-sizes: %q is not a size", v)
+			}
+			sizes = append(sizes, m)
+		}
+		rng := rand.New(rand.NewSource(*traceSeed))
+		var desc string
+		for k := 0; k <= n; k++ { // n is the trial here
+			p, desc = sweepProblem(rng, sizes)
+		}
+		fmt.Printf("sweep seed %d trial %d: %s\n", *traceSeed, n, desc)
+	} else {
+		p = hardProblem(f[0], *traceSeed, n, 10)
+	}
 	if len(f) == 3 {
 		rel, err := strconv.ParseFloat(f[2], 64)
 		if err != nil || !(rel > 0) {
@@ -51,11 +80,13 @@ func TestTrace(t *testing.T) {
 			p.Theta[k] *= rel / hardRel(f[0])
 		}
 	}
-	c, err := Costs(p.Features, p.N, p.Dim, Euclidean)
-	if err != nil {
-		t.Fatal(err)
+	if p.Cost == nil {
+		c, err := Costs(p.Features, p.N, p.Dim, Euclidean)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p = &Problem{N: p.N, Cost: c, Labels: p.Labels, Theta: p.Theta}
 	}
-	p = &Problem{N: p.N, Cost: c, Labels: p.Labels, Theta: p.Theta}
 	in, err := p.instance()
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +114,14 @@ func TestTrace(t *testing.T) {
 			lb, ub := s.lowerDense(), s.upperPhi(nil)
 			st.lb = fmt.Sprintf("%.5f (step %d)", lb, k)
 			fmt.Printf("step %5d  eps %-8.3g  residual %-9.3g  bound %9.5f  upper %9.5f  candidates %9d  %7.2f s\n", k, s.eps, r, lb, ub, len(s.kk), now)
+		}
+	}
+	if *traceSteps {
+		steps, cg0 := 0, 0
+		cfg.traceLS = func(t float64, ok bool, cg int) {
+			steps++
+			fmt.Printf("  newton step %5d  line search t %-8.3g ok %-5v  CG iterations %d\n", steps, t, ok, cg-cg0)
+			cg0 = cg
 		}
 	}
 	r := solveInstance(in, cfg)

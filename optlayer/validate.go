@@ -157,6 +157,7 @@ type config struct {
 	stageTol                   float64                            // tests only
 	sweeps                     int                                // tests only
 	lpSweeps                   int                                // tests only: the sweeps opening lpLarge's Phase A stages (0: lpStageSweeps)
+	noStall                    bool                               // tests only: no stallStop in lpLarge's Phase B
 	lpResTol                   float64                            // tests only: the residual ending lpLarge's Phase B and C stages (0: lpResTol)
 	noCSweep                   bool                               // tests only: lpLarge's Phase C stages open without their sweep
 	serial                     bool                               // no goroutines inside one solve (SolveBatch with workers > 1)
