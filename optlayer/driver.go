@@ -106,20 +106,27 @@ const (
 	// lpOpenSweeps: the sweeps that open lpLarge's Phase B (Phase B's
 	// comment)
 	lpOpenSweeps = 1
-	// stallSteps: a Newton run of lpLarge's Phase B whose residual has
-	// not halved in this many successful steps ends there (stallStop) and
-	// the validation and certificate come as at the stage's residual:
-	// on the union candidates near the pooled radius Newton can oscillate
-	// at a residual of 1e-2 for hundreds of steps (the random sweep of
-	// seed 14, trial 7: n = 2500, M = 5, d = 2, heavy tails, 345 steps at
-	// ε = 1e-3 with one class's budget 0.6–3% off and its λ creeping;
+	// stallSteps, stallRise, stallResid: a Newton run of lpLarge's Phase
+	// B whose residual, once below stallResid, has not halved in stallSteps
+	// successful steps while the dual's own bound rose by at most
+	// stallRise (relative) over them ends there (stallStop), and the
+	// validation and certificate come as at the stage's residual. On the
+	// union candidates near the pooled radius Newton can oscillate at a
+	// residual of 1e-2 for hundreds of steps (the random sweep of seed 14,
+	// trial 7: n = 2500, M = 5, d = 2, heavy tails, 345 steps at ε = 1e-3
+	// with one class's budget 0.6–3% off, its λ creeping, the bound flat;
 	// Phase C from there took 30). Measured (docs/PERFORMANCE.md, session
-	// of 2026-11-27, 07:45– UTC): random sweeps of seeds 9, 10, 11, 13,
-	// 14, 15 15,410 → 13,956 iterations, all certified; that trial 444 →
-	// 171 iterations (19.5 → 6.2 s), seed 10 trial 0 (n = 3000) 830 → 572
-	// (71.6 → 55.1 s), seed 10 trial 1 163 → 229 (1.4 → 1.7 s). 25 steps
-	// did about as well, 60 kept less of the gain. TestLPOnlyLargeStall.
+	// of 2026-11-27, 07:45– UTC): random sweeps of seeds 9, 10, 11, 13, 14,
+	// 15 15,410 → 14,490 iterations, all certified; that trial 444 →
+	// 195 iterations (19.5 → 6.0 s). Without the bound's and the residual's conditions the stop
+	// also ended Phase B's crawl at n = 10,000 (`separated`, seeds 4 and
+	// 12: the bound rising over ≈ 300 steps at residuals 0.1–0.6), and the
+	// validation at that dual took 2.59 GB (seed 4) or 1.6× the time (seed
+	// 12). 25 steps did about as well as 40, 60 kept less of the gain.
+	// TestLPOnlyLargeStall.
 	stallSteps       = 40
+	stallRise        = 1e-3
+	stallResid       = 0.1
 	lpDriftEvery     = 10 // driftStop's checks: every this many successful Newton steps
 	lpDriftFalls     = 2  // and this many falls of the bound in a row end the stage
 	narrowDriftFalls = 4  // the same for Phase B's first narrow Newton run (its comment)
@@ -456,7 +463,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		}
 		var stalled *bool
 		if lpLarge && !early && !cfg.noStall {
-			bstop, stalled = stallStop(bstop, s.residual)
+			bstop, stalled = stallStop(bstop, s.residual, s.lowerDense)
 		}
 		steps, failed := s.newton(cfg, cfg.maxIter-it, tol, bstop)
 		it += steps + 1
@@ -707,10 +714,17 @@ func driftStop(stop func() bool, bound func() float64, falls int) func() bool {
 
 // stallStop wraps stop for a Newton run of lpLarge's Phase B: it also
 // stops (and sets *stalled) when the residual has not halved from its
-// anchor within stallSteps successful steps.
-func stallStop(stop func() bool, resid func() float64) (func() bool, *bool) {
+// anchor (the residual at its last halving, at most stallResid) within
+// stallSteps successful steps and the dual's own bound (bound: the dense
+// lower bound, read every stallSteps/2 steps) has not risen by stallRise
+// (relative) over the last stallSteps.
+func stallStop(stop func() bool, resid, bound func() float64) (func() bool, *bool) {
 	stalled := new(bool)
 	k, k0, anchor := 0, 0, math.Inf(1)
+	var lbs [3]float64 // the bound at the last three reads, oldest first
+	for i := range lbs {
+		lbs[i] = math.NaN()
+	}
 	return func() bool {
 		if stop != nil && stop() {
 			return true
@@ -719,7 +733,12 @@ func stallStop(stop func() bool, resid func() float64) (func() bool, *bool) {
 		if r := resid(); r <= anchor/2 {
 			anchor, k0 = r, k
 		}
-		*stalled = k-k0 >= stallSteps
+		if k%(stallSteps/2) != 0 {
+			return false
+		}
+		lbs[0], lbs[1], lbs[2] = lbs[1], lbs[2], bound()
+		// lbs[0] is NaN until three reads: no stall before stallSteps
+		*stalled = k-k0 >= stallSteps && anchor <= stallResid && lbs[2]-lbs[0] <= stallRise*math.Abs(lbs[2])
 		return *stalled
 	}, stalled
 }
