@@ -117,13 +117,14 @@ const (
 	// with one class's budget 0.6–3% off, its λ creeping, the bound flat;
 	// Phase C from there took 30). Measured (docs/PERFORMANCE.md, session
 	// of 2026-11-27, 07:45– UTC): random sweeps of seeds 9, 10, 11, 13, 14,
-	// 15 15,410 → 14,490 iterations, all certified; that trial 444 →
-	// 195 iterations (19.5 → 6.0 s). Without the bound's and the residual's conditions the stop
-	// also ended Phase B's crawl at n = 10,000 (`separated`, seeds 4 and
-	// 12: the bound rising over ≈ 300 steps at residuals 0.1–0.6), and the
-	// validation at that dual took 2.59 GB (seed 4) or 1.6× the time (seed
-	// 12). 25 steps did about as well as 40, 60 kept less of the gain.
-	// TestLPOnlyLargeStall.
+	// 15 15,410 → 14,490 iterations, all certified; that trial 444 → 195
+	// iterations (19.5 → 6.0 s). Without the bound's and the residual's
+	// conditions the stop also ended Phase B's crawl at n = 10,000
+	// (`separated`, seeds 4 and 12: the bound rising over ≈ 300 steps at
+	// residuals 0.1–0.6), and the validation at that dual took 2.59 GB
+	// (seed 4) or 1.6× the time (seed 12). 25 steps did about as well as
+	// 40, 60 kept less of the gain. The bound's read is one dense pass
+	// (n² entries) every 20 steps. TestLPOnlyLargeStall.
 	stallSteps       = 40
 	stallRise        = 1e-3
 	stallResid       = 0.1
@@ -737,7 +738,8 @@ func stallStop(stop func() bool, resid, bound func() float64) (func() bool, *boo
 			return false
 		}
 		lbs[0], lbs[1], lbs[2] = lbs[1], lbs[2], bound()
-		// lbs[0] is NaN until three reads: no stall before stallSteps
+		// lbs[0] is NaN until the third read (step 3·stallSteps/2, the
+		// earliest stall): the rise is then over the last stallSteps
 		*stalled = k-k0 >= stallSteps && anchor <= stallResid && lbs[2]-lbs[0] <= stallRise*math.Abs(lbs[2])
 		return *stalled
 	}, stalled
