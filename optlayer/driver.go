@@ -124,7 +124,8 @@ const (
 	// residuals 0.1–0.6), and the validation at that dual took 2.59 GB
 	// (seed 4) or 1.6× the time (seed 12). 25 steps did about as well as
 	// 40, 60 kept less of the gain. The bound's read is one dense pass
-	// (n² entries) every 20 steps. TestLPOnlyLargeStall.
+	// (n² entries) every 20 steps once the residual is below stallResid.
+	// TestLPOnlyLargeStall.
 	stallSteps       = 40
 	stallRise        = 1e-3
 	stallResid       = 0.1
@@ -737,7 +738,14 @@ func stallStop(stop func() bool, resid, bound func() float64) (func() bool, *boo
 		if k%(stallSteps/2) != 0 {
 			return false
 		}
-		lbs[0], lbs[1], lbs[2] = lbs[1], lbs[2], bound()
+		// the bound (a dense pass) only where a stall can use it: a read
+		// at an anchor above stallResid is never part of one (the anchor
+		// moves only at a halving, which restarts the count)
+		lb := math.NaN()
+		if anchor <= stallResid {
+			lb = bound()
+		}
+		lbs[0], lbs[1], lbs[2] = lbs[1], lbs[2], lb
 		// lbs[0] is NaN until the third read (step 3·stallSteps/2, the
 		// earliest stall): the rise is then over the last stallSteps
 		*stalled = k-k0 >= stallSteps && anchor <= stallResid && lbs[2]-lbs[0] <= stallRise*math.Abs(lbs[2])
