@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -174,11 +173,9 @@ func medianSample(c []float64, n int) float64 {
 //
 //	go test ./optlayer -run '^$' -bench Hard -benchtime 1x -count 3 -timeout 60m [-args -hard-sizes 2000,3000,10000 -hard-lponly]
 func BenchmarkHard(b *testing.B) {
-	var sizes []int
-	for _, f := range strings.Split(*hardSizes, ",") {
-		var n int
-		fmt.Sscan(f, &n)
-		sizes = append(sizes, n)
+	sizes, err := sizeList("hard-sizes", *hardSizes)
+	if err != nil {
+		b.Fatal(err)
 	}
 	for _, n := range sizes {
 		for _, kind := range hardBenchKinds {
@@ -222,9 +219,11 @@ func TestExportHard(t *testing.T) {
 	if *hardExport == "" {
 		t.Skip("no -export-hard directory given")
 	}
-	for _, f := range strings.Split(*hardSizes, ",") {
-		var n int
-		fmt.Sscan(f, &n)
+	sizes, err := sizeList("hard-sizes", *hardSizes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range sizes {
 		for _, kind := range hardBenchKinds {
 			p := hardProblem(kind, *hardSeed, n, 10)
 			d := filepath.Join(*hardExport, fmt.Sprintf("%s_%d", kind, n))

@@ -2,9 +2,12 @@ package optlayer
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -104,4 +107,18 @@ func hashFloats(h io.Writer, xs ...float64) {
 		binary.LittleEndian.PutUint64(b[:], math.Float64bits(x))
 		h.Write(b[:])
 	}
+}
+
+// sizeList parses a comma-separated list of problem sizes (n ≥ 2) given by
+// the test flag name: -hard-sizes, -sweep-sizes, -trace-sizes.
+func sizeList(name, list string) ([]int, error) {
+	var sizes []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			return nil, fmt.Errorf("-%s: %q is not a size", name, f)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }

@@ -297,8 +297,9 @@ func TestLPOnlyLargeCSweep(t *testing.T) {
 
 // TestLPOnlyLargeStall: lpLarge's Phase B ends a Newton run whose residual
 // has not halved in stallSteps steps while its bound stayed flat or fell
-// (stallStop), and validates there, as at its residual. The instance is trial 8 of the random sweep of seed 22
-// over n = 1100 and 1500 (n = 1100, M = 10, d = 64, heavy tails, per-class
+// (stallStop), and validates there, as at its residual. The instance is
+// trial 8 of the random sweep of seed 22 over n = 1100 and 1500
+// (n = 1100, M = 10, d = 64, heavy tails, per-class
 // radii around 0.71 × median): at ε = 1e-3 Newton's residual stays at
 // 0.03–1.2 while the dual's bound falls 1.58 → 1.08 over 90 steps; stopped
 // there, the validation adds the 27 k entries the candidates missed and

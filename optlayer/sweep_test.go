@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
-	"strings"
 	"testing"
 	"time"
 )
@@ -76,13 +75,9 @@ func TestRandomSweep(t *testing.T) {
 	if *sweepSeed == 0 {
 		t.Skip("no -sweep-seed given")
 	}
-	var sizes []int
-	for _, f := range strings.Split(*sweepSizes, ",") {
-		var n int
-		if _, err := fmt.Sscan(f, &n); err != nil || n < 2 {
-			t.Fatalf("-sweep-sizes: %q is not a size", f)
-		}
-		sizes = append(sizes, n)
+	sizes, err := sizeList("sweep-sizes", *sweepSizes)
+	if err != nil {
+		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewSource(*sweepSeed))
 	total, bad := 0, 0

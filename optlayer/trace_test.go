@@ -54,13 +54,9 @@ func TestTrace(t *testing.T) {
 		if len(f) != 2 {
 			t.Fatalf("-trace %q: want sweep:K", *traceSpec)
 		}
-		var sizes []int
-		for _, v := range strings.Split(*traceSizes, ",") {
-			m, err := strconv.Atoi(v)
-			if err != nil || m < 2 {
-				t.Fatalf("-trace-sizes: %q is not a size", v)
-			}
-			sizes = append(sizes, m)
+		sizes, err := sizeList("trace-sizes", *traceSizes)
+		if err != nil {
+			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewSource(*traceSeed))
 		var desc string
