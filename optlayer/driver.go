@@ -161,10 +161,10 @@ const SerialMaxN = parMin - 1
 func solveInstance(in *instance, cfg config) *Result {
 	s := newSolver(in)
 	s.init(cfg.warm)
-	if !cfg.noSlack {
+	large := isLarge(in.n, cfg)
+	if !cfg.noSlack && large {
 		s.markSlack()
 	}
-	large := in.n > candFull && !cfg.denseStart
 	selL := cutLog + math.Log(float64(in.n)) + candMargin // e-folds kept for the next stage
 	switch {
 	case !large:
@@ -199,7 +199,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	if cfg.stageTol == 0 {
 		cfg.stageTol = stageTol
-		if in.n > candFull {
+		if large {
 			// the stages of a large problem run on few candidates: a
 			// tighter stage leaves fewer damped steps to the target ε
 			cfg.stageTol = stageTolLarge
@@ -228,7 +228,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	// the pooled candidate (pooled.go): when it is within every budget the
 	// LP value is 1 and the certificate holds before the first iteration
 	if !cfg.noPooled {
-		s.pooledAnswer(res, cfg.plans, in.n > candFull || cfg.pooledTransport)
+		s.pooledAnswer(res, cfg.plans, large || cfg.pooledTransport)
 	}
 	Ptmp := make([]float64, in.m*in.n)
 	var snap *state
@@ -269,7 +269,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	if cfg.lpOnly {
 		lpStop = stop
 	}
-	// LPOnly from a cold start above candFull (lpLarge, what drknn-lfd
+	// LPOnly from a cold start above lpLargeMin (lpLarge, what drknn-lfd
 	// computes without -grad-p) runs Phases A–C below with two changes,
 	// both for radii in the band where the LP value approaches 1 (ϑ ≈
 	// 0.45–0.58 × median cost on the overlap instances):

@@ -29,7 +29,8 @@ package optlayer
 //     for the full LP.
 //
 // Problems with n ≤ candFull start with every entry a candidate (the early,
-// large-ε stages are dense anyway); larger ones start with each column's
+// large-ε stages are dense anyway), except a cold LPOnly solve above
+// lpLargeMin (isLarge); larger ones start with each column's
 // candK cheapest rows and keep at most candK per column until the target ε,
 // so that no stage holds n² kernel entries: those early stages solve a
 // restricted problem, which is only a homotopy towards the target ε (with
@@ -50,8 +51,41 @@ const (
 	cutLog     = 40.0 // entries below e^{−cutLog} of their column's largest (÷ n) are negligible
 )
 
+// lpLargeMin: a cold LPOnly solve (no warm start, no Plans) of more than
+// lpLargeMin points takes the large path — capped candidates and
+// solveInstance's lpLarge phases — instead of the dense LP stages
+// (lpstages.go), which stay for n ≤ lpLargeMin, where they were tuned (n =
+// 50–200). Between lpLargeMin and candFull the dense stages lost most on
+// the hard instances: past lpStagesMaxIter they start again, cold, on the
+// dense phases (measured, BenchmarkHard seed 4, LP answer, dense stages →
+// large path: `separated` n = 300 / 500 / 1000 1.04 / 1.83 / 6.34 →
+// 0.18 / 0.30 / 0.81 s, `farclass` 0.64 / 0.09 / 3.84 → 0.21 / 0.33 / 0.53
+// s, `threshold` 0.36 / 0.68 / 1.76 → 0.13 / 0.22 / 0.52 s, `dup` at n =
+// 1000 1.53 → 0.31 s; random sweeps of seeds 9–12 at n = 201–400 6.3 / 7.2
+// / 4.3 / 6.9 → 2.1 / 2.2 / 1.5 / 2.1 s and of seeds 9–11 at n =
+// 300–1000 41.0 / 54.7 / 19.1 → 10.6 / 20.4 / 8.6 s, all certified). The
+// large path costs more per iteration, so easy instances that the dense
+// stages certify in a few dozen iterations take 2–4× longer (Gaussian
+// classes at ϑ = 0.1 × median, n = 300 / 1000: 11 / 85 → 46 / 229 ms; the
+// sweeps' largest loss +1.0 s, d = 2 at n = 1000), in exchange for seconds
+// on the hard ones. At n = 200 the dense stages stay: the large path took
+// the benchmark family's LP answer (issue 15 item 2) from ≈ 5 to 21 ms.
+const lpLargeMin = 200
+
+// isLarge reports whether a solve of n points under cfg takes the large
+// path: candidates capped at candK per column before the target ε, classes
+// with slack budgets kept rank-one (slack.go) and, for a cold LPOnly solve,
+// solveInstance's lpLarge phases. Every solve above candFull does; a cold
+// LPOnly solve (no warm start, no Plans) above lpLargeMin too.
+func isLarge(n int, cfg config) bool {
+	if cfg.denseStart {
+		return false
+	}
+	return n > candFull || cfg.lpOnly && cfg.warm == nil && !cfg.plans && n > lpLargeMin
+}
+
 // Row coverage and narrow selections (LPOnly from a cold start above
-// candFull: solveInstance's lpLarge).
+// lpLargeMin: solveInstance's lpLarge).
 //
 // A column's selection keeps the rows whose key is near the column's least;
 // a row none of whose class-m entries is kept loses its class-m mass, its

@@ -2,8 +2,8 @@ package optlayer
 
 import "math"
 
-// The LP-only solve (Settings.LPOnly from a cold start on a problem that
-// starts dense: what drknn-lfd computes without -grad-p).
+// The LP-only solve (Settings.LPOnly from a cold start of at most
+// lpLargeMin points: what drknn-lfd computes without -grad-p there).
 //
 // Only the certified LP answer is wanted, so ε is the solver's choice, not
 // Settings.Epsilon: the regularised optimum at ε is within roughly 0.1·ε
@@ -25,7 +25,7 @@ import "math"
 // n = 50 17M → 9M; hard instances at
 // n = 200 (overlap, ties) −35% to −45%. Nothing else uses this path:
 // every solve without LPOnly, with a warm start, with Plans or above
-// candFull runs as before, bit for bit.
+// lpLargeMin (isLarge) runs as before, bit for bit.
 const (
 	lpEpsStart  = 0.2 // first ε
 	lpEpsFactor = 0.1 // ε factor of the coarse stages (0.05 took 7× the work)
@@ -47,9 +47,10 @@ const (
 	lpCoarseEps = 0.01
 	// lpStagesMaxIter caps these stages: a solve they have not certified
 	// by then starts again, cold, on the regularised path's phases
-	// (solveInstance), which stop at the certificate too. The stages take
+	// (solveInstance), which stop at the certificate too. The stages took
 	// 15–50 iterations on the benchmark family at n ≤ 500 and ≤ 210 on the
-	// hard kinds at n ≤ 1000 (dup); in the band where the LP value
+	// hard kinds at n ≤ 1000 (dup) when they ran up to n = 1000 (now up to
+	// lpLargeMin); in the band where the LP value
 	// approaches 1 (overlap, ϑ ≈ 0.45–0.56 × median cost) they took 460 to
 	// more than 20,000 (uncertified) where the phases certify in 300–420.
 	lpStagesMaxIter = 400

@@ -88,16 +88,17 @@ func TestLPOnlyStagesBench(t *testing.T) {
 	}
 }
 
-// In the band where the LP value approaches 1 the LP-only stages may not
-// certify at all (n = 500, ϑ = 0.52 × median: a relative gap of 1.8e-3
-// after 3000 iterations); past lpStagesMaxIter the solve starts again on
-// the regularised path's phases, which certify. Both results must be
-// certified, feasible and agree with each other.
+// In the band just below the pooled radius the LP-only stages may not
+// certify within lpStagesMaxIter (`separated` n = 200 at ϑ = 0.7 × median:
+// 556 iterations in all); the solve then starts again on the regularised
+// path's phases, which certify. Both results must be certified, feasible
+// and agree with each other. (Above lpLargeMin such a solve takes the large
+// path instead: TestLPOnlyLargePath.)
 func TestLPOnlyFallback(t *testing.T) {
 	if testing.Short() {
-		t.Skip("n = 500, two solves")
+		t.Skip("two solves")
 	}
-	p := overlapProblem(4, 500, 10, 16, 0.52)
+	p := hardProblem("separated", 4, lpLargeMin, 10)
 	lp, err := Solve(p, &Settings{LPOnly: true, MaxIter: 3000})
 	if err != nil {
 		t.Fatal(err)
@@ -119,4 +120,40 @@ func TestLPOnlyFallback(t *testing.T) {
 		t.Fatalf("certificates disagree: [%v, %v] vs regularised [%v, %v]", lp.LowerBound, lp.Objective, ref.LowerBound, ref.Objective)
 	}
 	t.Logf("LPOnly [%.6f, %.6f] in %d iterations, regularised [%.6f, %.6f] in %d", lp.LowerBound, lp.Objective, lp.Iterations, ref.LowerBound, ref.Objective, ref.Iterations)
+}
+
+// Above lpLargeMin a cold LPOnly solve takes the large path (isLarge): the
+// overlap instance at ϑ = 0.52 × median with n = 500, which the dense LP
+// stages left uncertified after lpStagesMaxIter iterations and then solved
+// again from the start, certifies there in about a quarter of that (113
+// iterations when this was written), feasible and within the regularised
+// solve's certificate.
+func TestLPOnlyLargePath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 500, two solves")
+	}
+	p := overlapProblem(4, 500, 10, 16, 0.52)
+	if !isLarge(p.N, config{lpOnly: true}) || isLarge(lpLargeMin, config{lpOnly: true}) || isLarge(p.N, config{}) {
+		t.Fatalf("isLarge: want the large path for a cold LPOnly solve of %d points only (lpLargeMin %d)", p.N, lpLargeMin)
+	}
+	lp, err := Solve(p, &Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := Solve(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, r := range []*Result{lp, ref} {
+		if r.Status != Optimal || r.RelGap > DefaultTol || r.LowerBound > r.Objective || r.LowerBound < 1 {
+			t.Fatalf("%s: status %d, bounds [%v, %v], %d iterations", []string{"LPOnly", "regularised"}[k], r.Status, r.LowerBound, r.Objective, r.Iterations)
+		}
+		checkFeasible(t, p, r)
+	}
+	if lp.Iterations >= lpStagesMaxIter {
+		t.Fatalf("LPOnly took %d iterations: the large path should certify before the dense stages' cap (%d)", lp.Iterations, lpStagesMaxIter)
+	}
+	if lp.LowerBound > ref.Objective || ref.LowerBound > lp.Objective {
+		t.Fatalf("certificates disagree: [%v, %v] vs regularised [%v, %v]", lp.LowerBound, lp.Objective, ref.LowerBound, ref.Objective)
+	}
 }

@@ -402,7 +402,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 
 // restoreBudget reports whether Newton restores class m's budget by the
 // exact 1-D root find before a step: when it is more than 50% off, unless
-// λ_m > 0 already, ε ≤ holdEps (LPOnly above candFull: solveInstance's
+// λ_m > 0 already, ε ≤ holdEps (LPOnly above lpLargeMin: solveInstance's
 // lpLarge) and the plan costs at most holdOver·ϑ_m: then Newton keeps the
 // λ_m an earlier stage found.
 func (s *solver) restoreBudget(m int) bool {

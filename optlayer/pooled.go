@@ -15,7 +15,7 @@ package optlayer
 //	    = (1 − n_m/n) · (mean cost from class m to the other classes).
 //
 // When S_m ≤ ϑ_m for every class, P_m = 1/n is an LP optimum with gap 0,
-// found in one pass over the costs. Above candFull, a class whose even
+// found in one pass over the costs. On large problems (isLarge), a class whose even
 // spread exceeds its budget gets a second chance: a near-optimal transport
 // of the same masses (pooledot.go). The regularised problem at ε still has
 // a dense plan there, and its rounding is not within Tol of 1 until ε is far
@@ -168,7 +168,7 @@ func (s *solver) pooledFeasible(transport, keep bool) pooledTry {
 // objective, and with plans its transport plans) when it meets every
 // budget, and reports whether it did. transport allows the transport
 // blocks of pooledot.go and, without plans, the mixture of pooledmix.go
-// (large problems only: below candFull the solver's dense path is as cheap
+// (large problems only, isLarge: below it the solver's dense path is as cheap
 // as the Sinkhorn iterations).
 func (s *solver) pooledAnswer(res *Result, plans, transport bool) bool {
 	p := s.pooledFeasible(transport, plans)

@@ -9,16 +9,15 @@ package optlayer
 // Such a class keeps no candidate entries: its kernel is the row factor
 // sa[m·n+i] and the column factor sb[q] (γ = sa·u·sb·v in the stabilised
 // form), its Newton and backward blocks are rank-one products, and it has no
-// λ variable. Problems up to candFull keep the general dense path.
+// λ variable. Problems that start dense (not isLarge) keep the general
+// dense path.
 
 import "math"
 
-// markSlack flags the classes whose budget is redundant (n > candFull only).
+// markSlack flags the classes whose budget is redundant (called for large
+// problems only: isLarge).
 func (s *solver) markSlack() {
 	n := s.n
-	if n <= candFull {
-		return
-	}
 	buf := s.gbuf[0][0]
 	any := false
 	for m := 0; m < s.M; m++ {

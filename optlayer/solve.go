@@ -66,7 +66,7 @@ const (
 	epsStart      = 0.2   // first ε of a cold start (dual variables are O(1))
 	epsFactor     = 0.2   // ε-scaling factor
 	stageTol      = 0.1   // residual at which an intermediate ε stage ends
-	stageTolLarge = 0.01  // the same for n > candFull
+	stageTolLarge = 0.01  // the same for large problems (isLarge)
 	// expCut: kernel entries below e^{−expCut} times the largest entry of
 	// their row (or column) are set to exactly 0 without calling exp. They
 	// are below 4·10⁻¹⁸ in absolute terms, while every column carries
@@ -145,7 +145,7 @@ type solver struct {
 	lpRestore           bool      // newton's budget restore sets g from budgetAt's column sums (lpStages)
 	bz                  []float64 // per position: log Σ_i e^{−(α+λc)/ε} of budgetAt's last evaluation (lpRestore)
 	bzLam               []float64 // per class: the λ of it
-	holdEps             float64   // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above candFull)
+	holdEps             float64   // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above lpLargeMin)
 	lmReg               float64
 	cover               bool      // selections keep every row's coverK least reduced costs per class (kernel.go; lpLarge)
 	coverRows           [][]int32 // per position: the rows the coverage keeps

@@ -163,7 +163,7 @@ type config struct {
 	serial                     bool                               // no goroutines inside one solve (SolveBatch with workers > 1)
 	forceCG                    bool                               // tests only: iterative backward solve
 	denseStart, noSlack        bool                               // tests only: every entry a candidate at the start; no rank-one slack classes
-	noLPStages                 bool                               // LPOnly at n ≤ candFull: the phases of solveInstance, not lpStages (its fallback)
+	noLPStages                 bool                               // LPOnly at n ≤ lpLargeMin: the phases of solveInstance, not lpStages (its fallback)
 	noPooled, pooledTransport  bool                               // tests only: no pooled candidate (pooled.go); its transport blocks at any n
 }
 
