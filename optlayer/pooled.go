@@ -119,6 +119,26 @@ func (s *solver) pooledFeasible(transport, keep bool) pooledTry {
 			return p
 		}
 	}
+	if !keep {
+		// few locations: the exact transports between them (pooledloc.go)
+		if lc, ok := s.locationTransports(over); ok {
+			exact := true
+			for _, m := range over {
+				if math.IsNaN(lc[m]) {
+					exact = false // the simplex failed: the Sinkhorn transports
+					break
+				}
+				p.uni[m] = lc[m]
+				if !s.within(m, lc[m]) {
+					return p // u is out of the class's reach
+				}
+			}
+			if exact {
+				p.ok = true
+				return p
+			}
+		}
+	}
 	slices.SortStableFunc(over, func(a, b int) int { return cmp.Compare(nb[b]/s.theta[b], nb[a]/s.theta[a]) })
 	blocks := make([]*transportBlock, s.M)
 	// two classes at a time with s.par (one kernel buffer per goroutine,
