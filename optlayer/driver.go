@@ -159,6 +159,12 @@ const (
 const SerialMaxN = parMin - 1
 
 func solveInstance(in *instance, cfg config) *Result {
+	if cfg.lpOnly && cfg.warm == nil && !cfg.plans && !cfg.noDistinct {
+		// few distinct points: the LP over their locations (distinct.go)
+		if r := solveDistinct(in, cfg); r != nil {
+			return r
+		}
+	}
 	s := newSolver(in)
 	s.init(cfg.warm)
 	large := isLarge(in.n, cfg)

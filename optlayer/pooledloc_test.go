@@ -111,20 +111,24 @@ func TestRoundMarginals(t *testing.T) {
 // budget, so the LP value is exactly 1 and the pooled candidate ends the
 // solve; the Sinkhorn transport alone did not (5.4 s, objective 1.000052).
 // The claim is checked independently: each class's transport, spread over
-// the copies, is a plan from P̂_m to u within ϑ.
+// the copies, is a plan from P̂_m to u within ϑ. (The LP over locations,
+// distinct.go, answers this instance before the pooled candidate is tried:
+// it is switched off here.)
 func TestPooledLocations(t *testing.T) {
 	p := tiesPlane(4, 2000, 10)
-	r, err := Solve(p, &Settings{LPOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkFeasible(t, p, r)
-	if r.Status != Optimal || r.Objective != r.LowerBound || math.Abs(r.Objective-1) > 1e-12 || r.Iterations > 3 {
-		t.Fatalf("want the pooled answer (objective = lower bound = 1 before the first stage ends): [%v, %v], %d iterations", r.LowerBound, r.Objective, r.Iterations)
-	}
 	in, err := p.instance()
 	if err != nil {
 		t.Fatal(err)
+	}
+	cfg, err := (&Settings{LPOnly: true}).config(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.noDistinct = true
+	r := solveInstance(in, cfg)
+	checkFeasible(t, p, r)
+	if r.Status != Optimal || r.Objective != r.LowerBound || math.Abs(r.Objective-1) > 1e-12 || r.Iterations > 3 {
+		t.Fatalf("want the pooled answer (objective = lower bound = 1 before the first stage ends): [%v, %v], %d iterations", r.LowerBound, r.Objective, r.Iterations)
 	}
 	loc, reps, ok := in.locations(pooledLocMax)
 	if !ok || len(reps) != 9 {
@@ -183,6 +187,68 @@ func TestPooledLocations(t *testing.T) {
 		}
 		if cost > in.theta[m] {
 			t.Fatalf("class %d: the transport to u costs %v > ϑ = %v", m, cost, in.theta[m])
+		}
+	}
+}
+
+// Two locations one apart, two points of class 0 at the first and two of
+// class 1 at the second, ϑ = 0.25: each class moves a quarter of its mass
+// to the other location, P_0 = (0.75, 0.25) and P_1 = (0.25, 0.75) over the
+// locations, and the LP value is 0.75 + 0.75 = 1.5. The LP over locations
+// (distinct.go) gives it outright.
+func TestDistinctHandWorked(t *testing.T) {
+	c := []float64{
+		0, 0, 1, 1,
+		0, 0, 1, 1,
+		1, 1, 0, 0,
+		1, 1, 0, 0,
+	}
+	p := &Problem{N: 4, Cost: c, Labels: []int{0, 0, 1, 1}, Theta: []float64{0.25}}
+	r, err := Solve(p, &Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFeasible(t, p, r)
+	if r.Iterations != 0 || r.Status != Optimal || math.Abs(r.Objective-1.5) > 1e-9 || math.Abs(r.LowerBound-1.5) > 1e-9 {
+		t.Fatalf("want the LP over locations' answer 1.5: [%v, %v], %d iterations", r.LowerBound, r.Objective, r.Iterations)
+	}
+	want := []float64{0.375, 0.375, 0.125, 0.125, 0.125, 0.125, 0.375, 0.375}
+	for k, w := range want {
+		if math.Abs(r.P[k]-w) > 1e-9 {
+			t.Fatalf("P = %v, want %v", r.P, want)
+		}
+	}
+}
+
+// `ties` in two dimensions (nine locations): the LP over locations agrees
+// with the entropic solve of the whole problem (without it) within both
+// certificates, certifies to far below Tol, and gives a feasible P.
+func TestDistinctAgrees(t *testing.T) {
+	for _, c := range []struct {
+		seed int64
+		n, M int
+	}{{4, 300, 10}, {12, 300, 10}, {31, 600, 3}} {
+		p := tiesPlane(c.seed, c.n, c.M)
+		r, err := Solve(p, &Settings{LPOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFeasible(t, p, r)
+		if r.Iterations != 0 || r.Status != Optimal || r.RelGap > 1e-6 {
+			t.Fatalf("seed %d: want the LP over locations' answer: [%v, %v], %d iterations", c.seed, r.LowerBound, r.Objective, r.Iterations)
+		}
+		in, err := p.instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := (&Settings{LPOnly: true}).config(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.noDistinct = true
+		ref := solveInstance(in, cfg)
+		if ref.Status != Optimal || r.LowerBound > ref.Objective*(1+1e-12) || ref.LowerBound > r.Objective*(1+1e-12) {
+			t.Fatalf("seed %d n %d: certificates disagree: [%v, %v] over locations, [%v, %v] entropic", c.seed, c.n, r.LowerBound, r.Objective, ref.LowerBound, ref.Objective)
 		}
 	}
 }
