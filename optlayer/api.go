@@ -30,7 +30,9 @@ type Settings struct {
 	// LPOnly stops as soon as the LP answer is certified (P, Objective,
 	// LowerBound, Gap as always) without solving the regularised problem
 	// to RegTol: PReg and Dual are then only approximate (Result.Residual
-	// says how far, Result.Epsilon at which ε), and VJP and ObjectiveGrad
+	// says how far, Result.Epsilon at which ε; on problems with few
+	// distinct points the answer comes from the LP over them, PReg is P,
+	// Dual that LP's dual and Residual +Inf), and VJP and ObjectiveGrad
 	// return ErrNotConverged. Ignored with Plans.
 	LPOnly bool
 	Warm   *Dual // optional warm start from an earlier Result.Dual

@@ -134,6 +134,10 @@ func solveDistinct(in *instance, cfg config) *Result {
 		return nil
 	}
 	res.PReg = append([]float64(nil), res.P...)
+	// no regularised solution: VJP and ObjectiveGrad refuse as for every
+	// LPOnly answer (ErrNotConverged), FeatureGrad works as always
+	res.st = &state{n: n, M: M, eps: cfg.eps, resid: math.Inf(1), unconverged: true, feat: in.feat, dim: in.dim, metric: in.metric, labels: in.labels}
+	res.Residual = math.Inf(1)
 	res.Dual = Dual{G: make([]float64, n), Lambda: lam, Alpha: make([]float64, M*n)}
 	for i, l := range loc {
 		for m := 0; m < M; m++ {

@@ -17,6 +17,7 @@ func FuzzSolve(f *testing.F) {
 	f.Add([]byte{5, 3, 0, 1, 2, 0, 1, 255, 255, 255, 255, 255, 255, 239, 127, 0, 0, 0, 0, 0, 0, 248, 127})
 	f.Add([]byte{4, 4, 0, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{6, 2, 0, 0, 0, 1, 1, 1, 7, 7, 7, 7, 7, 7, 7, 7, 1, 2, 200, 100, 3})
+	f.Add([]byte{2, 1, 0, 1, 0, 4, 0, 0, 0, 0, 0, 0, 16}) // n = 3, M = 2, LPOnly, every point a copy: the LP over locations (distinct.go)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 2 {
 			return

@@ -1,6 +1,7 @@
 package optlayer
 
 import (
+	"errors"
 	"math"
 	"math/rand"
 	"sort"
@@ -244,6 +245,15 @@ func TestDistinctAgrees(t *testing.T) {
 		cfg, err := (&Settings{LPOnly: true}).config(in)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if _, err := r.VJP(make([]float64, r.M*r.N)); !errors.Is(err, ErrNotConverged) {
+			t.Fatalf("VJP of the LP over locations' answer: %v, want ErrNotConverged", err)
+		}
+		if _, err := r.ObjectiveGrad(); !errors.Is(err, ErrNotConverged) {
+			t.Fatalf("ObjectiveGrad of the LP over locations' answer: %v, want ErrNotConverged", err)
+		}
+		if g, err := r.FeatureGrad(make([]float64, r.N*r.N)); err != nil || len(g) != r.N*p.Dim {
+			t.Fatalf("FeatureGrad of the LP over locations' answer: %d values, %v", len(g), err)
 		}
 		cfg.noDistinct = true
 		ref := solveInstance(in, cfg)
