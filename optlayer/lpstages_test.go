@@ -99,11 +99,23 @@ func TestLPOnlyFallback(t *testing.T) {
 		t.Skip("two solves")
 	}
 	p := hardProblem("separated", 4, lpLargeMin, 10)
-	lp, err := Solve(p, &Settings{LPOnly: true, MaxIter: 3000})
+	lp, ref := lpAndRegularised(t, p, 3000)
+	if lp.Iterations <= lpStagesMaxIter {
+		t.Fatalf("LPOnly certified in %d iterations: not the fallback this test is for", lp.Iterations)
+	}
+	t.Logf("LPOnly [%.6f, %.6f] in %d iterations, regularised [%.6f, %.6f] in %d", lp.LowerBound, lp.Objective, lp.Iterations, ref.LowerBound, ref.Objective, ref.Iterations)
+}
+
+// lpAndRegularised solves p with LPOnly (at most maxIter iterations; 0: the
+// default) and without, and checks that both are certified and feasible
+// and that their certificates agree.
+func lpAndRegularised(t *testing.T, p *Problem, maxIter int) (lp, ref *Result) {
+	t.Helper()
+	lp, err := Solve(p, &Settings{LPOnly: true, MaxIter: maxIter})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := Solve(p, nil)
+	ref, err = Solve(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,13 +125,10 @@ func TestLPOnlyFallback(t *testing.T) {
 		}
 		checkFeasible(t, p, r)
 	}
-	if lp.Iterations <= lpStagesMaxIter {
-		t.Fatalf("LPOnly certified in %d iterations: not the fallback this test is for", lp.Iterations)
-	}
 	if lp.LowerBound > ref.Objective || ref.LowerBound > lp.Objective {
 		t.Fatalf("certificates disagree: [%v, %v] vs regularised [%v, %v]", lp.LowerBound, lp.Objective, ref.LowerBound, ref.Objective)
 	}
-	t.Logf("LPOnly [%.6f, %.6f] in %d iterations, regularised [%.6f, %.6f] in %d", lp.LowerBound, lp.Objective, lp.Iterations, ref.LowerBound, ref.Objective, ref.Iterations)
+	return lp, ref
 }
 
 // Above lpLargeMin a cold LPOnly solve takes the large path (isLarge): the
@@ -136,24 +145,8 @@ func TestLPOnlyLargePath(t *testing.T) {
 	if !isLarge(p.N, config{lpOnly: true}) || isLarge(lpLargeMin, config{lpOnly: true}) || isLarge(p.N, config{}) {
 		t.Fatalf("isLarge: want the large path for a cold LPOnly solve of %d points only (lpLargeMin %d)", p.N, lpLargeMin)
 	}
-	lp, err := Solve(p, &Settings{LPOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := Solve(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, r := range []*Result{lp, ref} {
-		if r.Status != Optimal || r.RelGap > DefaultTol || r.LowerBound > r.Objective || r.LowerBound < 1 {
-			t.Fatalf("%s: status %d, bounds [%v, %v], %d iterations", []string{"LPOnly", "regularised"}[k], r.Status, r.LowerBound, r.Objective, r.Iterations)
-		}
-		checkFeasible(t, p, r)
-	}
+	lp, _ := lpAndRegularised(t, p, 0)
 	if lp.Iterations >= lpStagesMaxIter {
 		t.Fatalf("LPOnly took %d iterations: the large path should certify before the dense stages' cap (%d)", lp.Iterations, lpStagesMaxIter)
-	}
-	if lp.LowerBound > ref.Objective || ref.LowerBound > lp.Objective {
-		t.Fatalf("certificates disagree: [%v, %v] vs regularised [%v, %v]", lp.LowerBound, lp.Objective, ref.LowerBound, ref.Objective)
 	}
 }

@@ -117,16 +117,11 @@ func TestRoundMarginals(t *testing.T) {
 // it is switched off here.)
 func TestPooledLocations(t *testing.T) {
 	p := tiesPlane(4, 2000, 10)
+	r := solveLPNoDistinct(t, p)
 	in, err := p.instance()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := (&Settings{LPOnly: true}).config(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.noDistinct = true
-	r := solveInstance(in, cfg)
 	checkFeasible(t, p, r)
 	if r.Status != Optimal || r.Objective != r.LowerBound || math.Abs(r.Objective-1) > 1e-12 || r.Iterations > 3 {
 		t.Fatalf("want the pooled answer (objective = lower bound = 1 before the first stage ends): [%v, %v], %d iterations", r.LowerBound, r.Objective, r.Iterations)
@@ -238,14 +233,6 @@ func TestDistinctAgrees(t *testing.T) {
 		if r.Iterations != 0 || r.Status != Optimal || r.RelGap > 1e-6 {
 			t.Fatalf("seed %d: want the LP over locations' answer: [%v, %v], %d iterations", c.seed, r.LowerBound, r.Objective, r.Iterations)
 		}
-		in, err := p.instance()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := (&Settings{LPOnly: true}).config(in)
-		if err != nil {
-			t.Fatal(err)
-		}
 		if _, err := r.VJP(make([]float64, r.M*r.N)); !errors.Is(err, ErrNotConverged) {
 			t.Fatalf("VJP of the LP over locations' answer: %v, want ErrNotConverged", err)
 		}
@@ -255,10 +242,25 @@ func TestDistinctAgrees(t *testing.T) {
 		if g, err := r.FeatureGrad(make([]float64, r.N*r.N)); err != nil || len(g) != r.N*p.Dim {
 			t.Fatalf("FeatureGrad of the LP over locations' answer: %d values, %v", len(g), err)
 		}
-		cfg.noDistinct = true
-		ref := solveInstance(in, cfg)
+		ref := solveLPNoDistinct(t, p)
 		if ref.Status != Optimal || r.LowerBound > ref.Objective*(1+1e-12) || ref.LowerBound > r.Objective*(1+1e-12) {
 			t.Fatalf("seed %d n %d: certificates disagree: [%v, %v] over locations, [%v, %v] entropic", c.seed, c.n, r.LowerBound, r.Objective, ref.LowerBound, ref.Objective)
 		}
 	}
+}
+
+// solveLPNoDistinct solves p with LPOnly but without the LP over locations
+// (distinct.go): the entropic solve with the pooled candidate.
+func solveLPNoDistinct(t *testing.T, p *Problem) *Result {
+	t.Helper()
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := (&Settings{LPOnly: true}).config(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.noDistinct = true
+	return solveInstance(in, cfg)
 }
