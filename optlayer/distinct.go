@@ -31,6 +31,7 @@ package optlayer
 import (
 	"math"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -61,36 +62,16 @@ type reducedLP struct {
 // locations, or nil when in has no copies, too many locations, or the
 // answer does not certify.
 func solveDistinct(in *instance, cfg config) *Result {
-	loc, reps, ok := in.locations(distinctMaxL)
-	if !ok || len(reps) == in.n {
+	ls := in.locationSet(distinctMaxL)
+	if ls == nil {
 		return nil
 	}
-	n, M, L := in.n, in.m, len(reps)
-	r := &reducedLP{L: L, M: M, cl: make([]float64, L*L), theta: in.theta}
-	for l, i := range reps {
-		for q, j := range reps {
-			r.cl[l*L+q] = in.cost[i*n+j]
-		}
-	}
-	count := make([]int, L)
-	cnt := make([][]int, M)
-	for m := range cnt {
-		cnt[m] = make([]int, L)
-	}
-	classN := make([]int, M)
-	for i, l := range loc {
-		count[l]++
-		cnt[in.labels[i]][l]++
-		classN[in.labels[i]]++
-	}
-	r.a = make([][]float64, M)
-	r.src = make([][]int, M)
-	r.gOff = make([]int, M+1)
+	loc, count := ls.loc, ls.count
+	n, M, L := in.n, in.m, len(ls.reps)
+	r := &reducedLP{L: L, M: M, cl: ls.cl, a: ls.mass, src: make([][]int, M), gOff: make([]int, M+1), theta: in.theta}
 	for m := 0; m < M; m++ {
-		r.a[m] = make([]float64, L)
-		for q, k := range cnt[m] {
-			if k > 0 {
-				r.a[m][q] = float64(k) / float64(classN[m])
+		for q, x := range r.a[m] {
+			if x > 0 {
 				r.src[m] = append(r.src[m], q)
 			}
 		}
@@ -219,7 +200,7 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 	rhs := make([]float64, nr)
 	H := mat.NewSymDense(nr, nil)
 	var chol mat.Cholesky
-	bn, cn := 1+norm2(b), 1+norm2(c)
+	bn, cn := 1+floats.Norm(b, 2), 1+floats.Norm(c, 2)
 	Ax := func(v, out []float64) {
 		clear(out)
 		for k, col := range cols {
@@ -279,7 +260,7 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 			mu += x[k] * s[k]
 		}
 		mu /= float64(nv)
-		if norm2(rb)/bn < ipmTol && norm2(rc)/cn < ipmTol && mu < ipmTol {
+		if floats.Norm(rb, 2)/bn < ipmTol && floats.Norm(rc, 2)/cn < ipmTol && mu < ipmTol {
 			return x, y, true
 		}
 		// normal equations H = A D Aᵀ, D = X S⁻¹
@@ -340,14 +321,6 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 		}
 	}
 	return nil, nil, false
-}
-
-func norm2(v []float64) float64 {
-	var t float64
-	for _, x := range v {
-		t += x * x
-	}
-	return math.Sqrt(t)
 }
 
 // round makes the plan γ (the reduced LP's γ variables) exactly feasible —

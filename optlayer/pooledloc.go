@@ -89,51 +89,70 @@ func sameCosts(c []float64, n, i, r int, sym bool) bool {
 	return true
 }
 
+// locSet is the points grouped into locations of copies.
+type locSet struct {
+	loc   []int       // point → location
+	reps  []int       // location → a representative point
+	count []int       // location → its points
+	cl    []float64   // L×L: cl[ℓ·L+q] the cost from location q to location ℓ
+	mass  [][]float64 // class → location → n_m(ℓ)/n_m, the class's mass there
+}
+
+// locationSet groups in's points into locations (at most maxL) with their
+// costs and the classes' masses, or returns nil when there are more or no
+// point has a copy.
+func (in *instance) locationSet(maxL int) *locSet {
+	loc, reps, ok := in.locations(maxL)
+	if !ok || len(reps) == in.n {
+		return nil
+	}
+	n, L := in.n, len(reps)
+	ls := &locSet{loc: loc, reps: reps, count: make([]int, L), cl: make([]float64, L*L), mass: make([][]float64, in.m)}
+	for l, i := range reps {
+		for q, j := range reps {
+			ls.cl[l*L+q] = in.cost[i*n+j]
+		}
+	}
+	classN := make([]int, in.m)
+	for m := range ls.mass {
+		ls.mass[m] = make([]float64, L)
+	}
+	for i, l := range loc {
+		ls.count[l]++
+		ls.mass[in.labels[i]][l]++
+		classN[in.labels[i]]++
+	}
+	for m, a := range ls.mass {
+		for l := range a {
+			a[l] /= float64(classN[m])
+		}
+	}
+	return ls
+}
+
 // locationTransports returns, for each class of over, the cost of an
 // exactly feasible plan from its empirical distribution to u built from the
 // optimal transport between locations (NaN where the simplex failed), or ok
 // = false when the points have more than pooledLocMax locations or none
 // repeats.
 func (s *solver) locationTransports(over []int) (cost []float64, ok bool) {
-	in := s.in
-	loc, reps, ok := in.locations(pooledLocMax)
-	if !ok || len(reps) == in.n {
+	ls := s.in.locationSet(pooledLocMax)
+	if ls == nil {
 		return nil, false
 	}
-	n, L := in.n, len(reps)
-	cl := make([]float64, L*L) // cl[ℓ·L+q]: from location q to location ℓ
-	for l, i := range reps {
-		for q, j := range reps {
-			cl[l*L+q] = in.cost[i*n+j]
-		}
-	}
-	b := make([]float64, L)
-	for _, l := range loc {
-		b[l]++
-	}
-	for l := range b {
-		b[l] /= float64(n)
+	b := make([]float64, len(ls.reps))
+	for l, k := range ls.count {
+		b[l] = float64(k) / float64(s.n)
 	}
 	cost = make([]float64, s.M)
 	for m := range cost {
 		cost[m] = math.NaN()
 	}
 	for _, m := range over {
-		a := make([]float64, L)
-		nm := 0
-		for i, l := range loc {
-			if in.labels[i] == m {
-				a[l]++
-				nm++
-			}
-		}
-		for q := range a {
-			a[q] /= float64(nm)
-		}
-		if F := exactTransport(cl, a, b); F != nil {
+		if F := exactTransport(ls.cl, ls.mass[m], b); F != nil {
 			var c float64
 			for k, f := range F {
-				c += f * cl[k]
+				c += f * ls.cl[k]
 			}
 			cost[m] = c
 		}

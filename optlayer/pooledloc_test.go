@@ -126,32 +126,22 @@ func TestPooledLocations(t *testing.T) {
 	if r.Status != Optimal || r.Objective != r.LowerBound || math.Abs(r.Objective-1) > 1e-12 || r.Iterations > 3 {
 		t.Fatalf("want the pooled answer (objective = lower bound = 1 before the first stage ends): [%v, %v], %d iterations", r.LowerBound, r.Objective, r.Iterations)
 	}
-	loc, reps, ok := in.locations(pooledLocMax)
-	if !ok || len(reps) != 9 {
-		t.Fatalf("locations: ok %v, %d of them; want 9", ok, len(reps))
+	ls := in.locationSet(pooledLocMax)
+	if ls == nil || len(ls.reps) != 9 {
+		t.Fatalf("locations: want 9, got %v", ls)
 	}
-	n, L := in.n, len(reps)
-	count := make([]float64, L)
-	for _, l := range loc {
-		count[l]++
+	loc, cl := ls.loc, ls.cl
+	n, L := in.n, len(ls.reps)
+	b := make([]float64, L)
+	for l, k := range ls.count {
+		b[l] = float64(k) / float64(n)
 	}
 	for m := 0; m < in.m; m++ {
-		a, b := make([]float64, L), make([]float64, L)
-		nm := 0.0
-		for i, l := range loc {
-			if in.labels[i] == m {
-				a[l]++
+		a := ls.mass[m]
+		nm := 0.0 // class m's points, from the labels
+		for _, y := range in.labels {
+			if y == m {
 				nm++
-			}
-		}
-		for l := range a {
-			a[l] /= nm
-			b[l] = count[l] / float64(n)
-		}
-		cl := make([]float64, L*L)
-		for l, i := range reps {
-			for q, j := range reps {
-				cl[l*L+q] = in.cost[i*n+j]
 			}
 		}
 		F := exactTransport(cl, a, b)
@@ -167,7 +157,7 @@ func TestPooledLocations(t *testing.T) {
 			q := loc[j]
 			for i := 0; i < n; i++ {
 				l := loc[i]
-				g := F[l*L+q] / (count[l] * a[q] * nm)
+				g := F[l*L+q] / (float64(ls.count[l]) * a[q] * nm)
 				colSum[j] += g
 				rowSum[i] += g
 				cost += g * in.cost[i*n+j]
