@@ -19,8 +19,9 @@ package optlayer
 // copies) and took up to 34 s at n = 3000.
 //
 // The reduced LP is solved by a primal–dual interior-point method
-// (Mehrotra's predictor–corrector on the normal equations, dense Cholesky:
-// at most distinctMaxRows constraints). Its answer is certified as every
+// (Mehrotra's predictor–corrector with Gondzio's centrality correctors, on
+// the normal equations with the sources' rows eliminated and the rest by
+// dense Cholesky: at most distinctMaxRows constraints). Its answer is certified as every
 // other: the primal's plan is made exactly feasible (each source's column
 // rescaled to its mass, the plan shrunk towards the zero-cost plan until
 // the budget holds) and the lower bound is the certificate's formula at the
@@ -37,9 +38,10 @@ import (
 
 const (
 	distinctMaxL    = 64  // the most locations looked for
-	distinctMaxRows = 600 // the most constraints of the reduced LP (dense Cholesky)
+	distinctMaxRows = 600 // the most constraints of the reduced LP
 	ipmMaxIter      = 80
 	ipmTol          = 1e-11
+	ipmCorrectors   = 3 // Gondzio's centrality correctors per iteration at most
 )
 
 // reducedLP is the LP over locations in standard form (minimise cᵀx, Ax =
@@ -182,6 +184,135 @@ func (r *reducedLP) system() (c []float64, cols [][]spEnt, b []float64) {
 	return c, cols, b
 }
 
+// normalEq is the interior point's normal equations A D Aᵀ dy = r with the
+// sources' rows eliminated first. Two sources share no column (γ_m(ℓ, q)
+// meets only the row of its source q), so their block is diagonal, d_S(i) =
+// Σ_ℓ D γ(ℓ, q) > 0 (a source sends its mass somewhere), and each source
+// row meets only its class's L caps and budget (w_i below). The rest —
+// caps and budgets, M·L + M rows — is the Schur complement C − Σ_i w_i
+// w_iᵀ / d_S(i), factorised by dense Cholesky: the same elimination as a
+// Cholesky of the whole matrix with the sources ordered first (stable for
+// any symmetric order), at ((ML + M) / (nSrc + ML + M))³ of its cost.
+type normalEq struct {
+	nS, nC int
+	dS     []float64   // nS: the sources' diagonal
+	w      [][]float64 // nS × (L+1): each source's row over its class's caps and budget
+	cls    []int       // nS: each source's class
+	slot   []int       // nC: each cap's location ℓ, each budget L
+	S      *mat.SymDense
+	chol   mat.Cholesky
+	tC     []float64 // nC scratch
+}
+
+// newNormalEq allocates the normal equations of the LP's nr rows.
+func (r *reducedLP) newNormalEq(nr int) *normalEq {
+	nC := nr - r.nSrc
+	ne := &normalEq{nS: r.nSrc, nC: nC, dS: make([]float64, r.nSrc), w: make([][]float64, r.nSrc), cls: make([]int, r.nSrc), slot: make([]int, nC), S: mat.NewSymDense(nC, nil), tC: make([]float64, nC)}
+	for m, i := 0, 0; m < r.M; m++ {
+		for range r.src[m] {
+			ne.w[i], ne.cls[i] = make([]float64, r.L+1), m
+			i++
+		}
+		for k := 0; k <= r.L; k++ {
+			ne.slot[r.classRow(m, k)] = k
+		}
+	}
+	return ne
+}
+
+// classRow is the index among the caps and budgets (the Schur complement's
+// rows) of class m's k-th row: caps k < L, the budget k = L.
+func (r *reducedLP) classRow(m, k int) int {
+	if k < r.L {
+		return m*r.L + k
+	}
+	return r.M*r.L + m
+}
+
+// factor builds and factorises the normal equations at the scaling d.
+func (r *reducedLP) factor(ne *normalEq, cols [][]spEnt, d []float64) bool {
+	L := r.L
+	nS := r.nSrc
+	clear(ne.dS)
+	raw := ne.S.RawSymmetric()
+	clear(raw.Data)
+	// the sources' diagonal and rows: a column meeting a source's row
+	// meets only its class's caps and budget (slot: the row's place there)
+	for i := range ne.w {
+		clear(ne.w[i])
+	}
+	for k, col := range cols {
+		if len(col) == 0 || col[0].row >= nS {
+			continue
+		}
+		i, v := col[0].row, col[0].v
+		ne.dS[i] += d[k] * v * v
+		for _, f := range col[1:] {
+			ne.w[i][ne.slot[f.row-nS]] += d[k] * v * f.v
+		}
+	}
+	// C: every column's entries outside the sources' rows
+	for k, col := range cols {
+		for _, e := range col {
+			if e.row < nS {
+				continue
+			}
+			for _, f := range col {
+				if f.row >= e.row {
+					raw.Data[(e.row-nS)*raw.Stride+f.row-nS] += d[k] * e.v * f.v
+				}
+			}
+		}
+	}
+	var tr float64 // of the whole matrix, for its regularisation
+	for i := 0; i < ne.nC; i++ {
+		tr += raw.Data[i*raw.Stride+i]
+	}
+	tr += floats.Sum(ne.dS)
+	// minus the sources' outer products
+	for i, wi := range ne.w {
+		m, inv := ne.cls[i], 1/ne.dS[i]
+		for a := 0; a <= L; a++ {
+			ra := r.classRow(m, a)
+			fa := wi[a] * inv
+			for b := 0; b <= L; b++ {
+				if rb := r.classRow(m, b); rb >= ra {
+					raw.Data[ra*raw.Stride+rb] -= fa * wi[b]
+				}
+			}
+		}
+	}
+	for i := 0; i < ne.nC; i++ {
+		raw.Data[i*raw.Stride+i] += 1e-14 * tr / float64(ne.nC+nS)
+	}
+	return ne.chol.Factorize(ne.S)
+}
+
+// solveTo solves the factorised normal equations for rhs into dy.
+func (r *reducedLP) solveTo(ne *normalEq, dy, rhs []float64) bool {
+	L, nS := r.L, ne.nS
+	// right-hand side of the Schur complement: r_C − Σ_i w_i r_S(i)/d_S(i)
+	copy(ne.tC, rhs[nS:])
+	for i, wi := range ne.w {
+		f := rhs[i] / ne.dS[i]
+		for a := 0; a <= L; a++ {
+			ne.tC[r.classRow(ne.cls[i], a)] -= wi[a] * f
+		}
+	}
+	dC := mat.NewVecDense(ne.nC, dy[nS:])
+	if err := ne.chol.SolveVecTo(dC, mat.NewVecDense(ne.nC, ne.tC)); err != nil {
+		return false
+	}
+	for i, wi := range ne.w {
+		v := rhs[i]
+		for a := 0; a <= L; a++ {
+			v -= wi[a] * dy[nS+r.classRow(ne.cls[i], a)]
+		}
+		dy[i] = v / ne.dS[i]
+	}
+	return true
+}
+
 // solve runs the interior-point iterations and returns the primal x and
 // the dual y (Aᵀy + s = c), and whether they converged.
 func (r *reducedLP) solve() (x, y []float64, ok bool) {
@@ -189,17 +320,13 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 	nv, nr := len(c), len(b)
 	x, y = make([]float64, nv), make([]float64, nr)
 	s := make([]float64, nv)
-	for k := range x {
-		x[k], s[k] = 1, 1
-	}
 	rb, rc := make([]float64, nr), make([]float64, nv)
 	d := make([]float64, nv)
 	dx, ds, dy := make([]float64, nv), make([]float64, nv), make([]float64, nr)
-	dxa, dsa := make([]float64, nv), make([]float64, nv)
+	dxa, dsa, dyc := make([]float64, nv), make([]float64, nv), make([]float64, nr)
 	rxs, tmp := make([]float64, nv), make([]float64, nv)
 	rhs := make([]float64, nr)
-	H := mat.NewSymDense(nr, nil)
-	var chol mat.Cholesky
+	ne := r.newNormalEq(nr)
 	bn, cn := 1+floats.Norm(b, 2), 1+floats.Norm(c, 2)
 	Ax := func(v, out []float64) {
 		clear(out)
@@ -219,22 +346,26 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 		}
 	}
 	// solveDir: the direction for the complementarity target rxs
-	solveDir := func() bool {
+	// (homog: for the residuals zero, a centrality correction)
+	solveDir := func(homog bool) bool {
+		w := 1.0
+		if homog {
+			w = 0
+		}
 		// rhs = −rb − A(S⁻¹ rxs + D rc)
 		for k := range tmp {
-			tmp[k] = rxs[k]/s[k] + d[k]*rc[k]
+			tmp[k] = rxs[k]/s[k] + w*d[k]*rc[k]
 		}
 		Ax(tmp, rhs)
 		for i := range rhs {
-			rhs[i] = -rb[i] - rhs[i]
+			rhs[i] = -w*rb[i] - rhs[i]
 		}
-		dv := mat.NewVecDense(nr, dy)
-		if err := chol.SolveVecTo(dv, mat.NewVecDense(nr, rhs)); err != nil {
+		if !r.solveTo(ne, dy, rhs) {
 			return false
 		}
 		ATy(dy, ds)
 		for k := range ds {
-			ds[k] = -rc[k] - ds[k]
+			ds[k] = -w*rc[k] - ds[k]
 			dx[k] = (rxs[k] - x[k]*ds[k]) / s[k]
 		}
 		return true
@@ -247,6 +378,9 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 			}
 		}
 		return a
+	}
+	for k := range x {
+		x[k], s[k] = 1, 1
 	}
 	for it := 0; it < ipmMaxIter; it++ {
 		Ax(x, rb)
@@ -263,36 +397,18 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 		if floats.Norm(rb, 2)/bn < ipmTol && floats.Norm(rc, 2)/cn < ipmTol && mu < ipmTol {
 			return x, y, true
 		}
-		// normal equations H = A D Aᵀ, D = X S⁻¹
+		// normal equations A D Aᵀ, D = X S⁻¹
 		for k := range d {
 			d[k] = x[k] / s[k]
 		}
-		raw := H.RawSymmetric()
-		clear(raw.Data)
-		for k, col := range cols {
-			for _, e := range col {
-				for _, f := range col {
-					if f.row >= e.row {
-						raw.Data[e.row*raw.Stride+f.row] += d[k] * e.v * f.v
-					}
-				}
-			}
-		}
-		var tr float64
-		for i := 0; i < nr; i++ {
-			tr += raw.Data[i*raw.Stride+i]
-		}
-		for i := 0; i < nr; i++ {
-			raw.Data[i*raw.Stride+i] += 1e-14 * tr / float64(nr)
-		}
-		if !chol.Factorize(H) {
+		if !r.factor(ne, cols, d) {
 			return nil, nil, false
 		}
 		// predictor
 		for k := range rxs {
 			rxs[k] = -x[k] * s[k]
 		}
-		if !solveDir() {
+		if !solveDir(false) {
 			return nil, nil, false
 		}
 		ap, ad := step(x, dx), step(s, ds)
@@ -308,10 +424,49 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 		for k := range rxs {
 			rxs[k] = -x[k]*s[k] - dxa[k]*dsa[k] + sigma*mu
 		}
-		if !solveDir() {
+		if !solveDir(false) {
 			return nil, nil, false
 		}
-		ap, ad = min(1, 0.995*step(x, dx)), min(1, 0.995*step(s, ds))
+		ap, ad = step(x, dx), step(s, ds)
+		// Gondzio's centrality correctors: aim at a longer step and pull
+		// the products x_k s_k there back into [βmin, βmax]·σμ
+		for kc := 0; kc < ipmCorrectors && min(ap, ad) < 1; kc++ {
+			apT, adT := min(1, 1.5*ap+0.1), min(1, 1.5*ad+0.1)
+			tgt := sigma * mu
+			for k := range rxs {
+				v := (x[k] + apT*dx[k]) * (s[k] + adT*ds[k])
+				switch {
+				case v < 0.1*tgt:
+					rxs[k] = 0.1*tgt - v
+				case v > 10*tgt:
+					rxs[k] = max(10*tgt-v, -10*tgt)
+				default:
+					rxs[k] = 0
+				}
+			}
+			copy(dxa, dx)
+			copy(dsa, ds)
+			copy(dyc, dy)
+			if !solveDir(true) {
+				return nil, nil, false
+			}
+			for k := range dx {
+				dx[k] += dxa[k]
+				ds[k] += dsa[k]
+			}
+			for i := range dy {
+				dy[i] += dyc[i]
+			}
+			ap2, ad2 := step(x, dx), step(s, ds)
+			if ap2+ad2 < 1.02*(ap+ad) {
+				copy(dx, dxa)
+				copy(ds, dsa)
+				copy(dy, dyc)
+				break
+			}
+			ap, ad = ap2, ad2
+		}
+		ap, ad = min(1, 0.995*ap), min(1, 0.995*ad)
 		for k := range x {
 			x[k] += ap * dx[k]
 			s[k] += ad * ds[k]
