@@ -60,17 +60,11 @@ type reducedLP struct {
 	nSrc  int   // sources (rows of the masses)
 }
 
-// solveDistinct returns the certified LP answer of in from the LP over its
-// locations, or nil when in has no copies, too many locations, or the
-// answer does not certify.
-func solveDistinct(in *instance, cfg config) *Result {
-	ls := in.locationSet(distinctMaxL)
-	if ls == nil {
-		return nil
-	}
-	loc, count := ls.loc, ls.count
-	n, M, L := in.n, in.m, len(ls.reps)
-	r := &reducedLP{L: L, M: M, cl: ls.cl, a: ls.mass, src: make([][]int, M), gOff: make([]int, M+1), theta: in.theta}
+// newReducedLP is the LP over the locations of ls with the classes' radii
+// theta: a source for each (class, location) with mass there.
+func newReducedLP(ls *locSet, theta []float64) *reducedLP {
+	M, L := len(ls.mass), len(ls.reps)
+	r := &reducedLP{L: L, M: M, cl: ls.cl, a: ls.mass, src: make([][]int, M), gOff: make([]int, M+1), theta: theta}
 	for m := 0; m < M; m++ {
 		for q, x := range r.a[m] {
 			if x > 0 {
@@ -81,6 +75,20 @@ func solveDistinct(in *instance, cfg config) *Result {
 		r.nSrc += len(r.src[m])
 	}
 	r.nG = r.gOff[M]
+	return r
+}
+
+// solveDistinct returns the certified LP answer of in from the LP over its
+// locations, or nil when in has no copies, too many locations, or the
+// answer does not certify.
+func solveDistinct(in *instance, cfg config) *Result {
+	ls := in.locationSet(distinctMaxL)
+	if ls == nil {
+		return nil
+	}
+	loc, count := ls.loc, ls.count
+	n, M, L := in.n, in.m, len(ls.reps)
+	r := newReducedLP(ls, in.theta)
 	if r.nSrc+M*L+M > distinctMaxRows {
 		return nil
 	}

@@ -278,18 +278,8 @@ func TestNormalEqSchur(t *testing.T) {
 			t.Fatal(err)
 		}
 		ls := in.locationSet(distinctMaxL)
-		L, M := len(ls.reps), in.m
-		r := &reducedLP{L: L, M: M, cl: ls.cl, a: ls.mass, src: make([][]int, M), gOff: make([]int, M+1), theta: in.theta}
-		for m := 0; m < M; m++ {
-			for q, x := range r.a[m] {
-				if x > 0 {
-					r.src[m] = append(r.src[m], q)
-				}
-			}
-			r.gOff[m+1] = r.gOff[m] + len(r.src[m])*L
-			r.nSrc += len(r.src[m])
-		}
-		r.nG = r.gOff[M]
+		r := newReducedLP(ls, in.theta)
+		L := r.L
 		cost, cols, b := r.system()
 		nv, nr := len(cost), len(b)
 		rng := rand.New(rand.NewSource(c.seed))
