@@ -211,13 +211,13 @@ func TestLPOnlyLargeStageCap(t *testing.T) {
 	}
 	// with ten opening sweeps per Phase A stage, as when it was found (with
 	// lpStageSweeps = 2 the uncapped stage does not stall on this instance)
-	certifiedWithin(t, p, stageSweeps, 1000, desc)
+	certifiedWithin(t, p, stageSweeps, 1000, desc, nil)
 }
 
 // certifiedWithin solves p LP-only with lpSweeps opening sweeps per Phase A
-// stage and fails unless it is certified within maxIt iterations (of 2·maxIt
+// stage (and the settings mod changes, if any) and fails unless it is certified within maxIt iterations (of 2·maxIt
 // allowed).
-func certifiedWithin(t *testing.T, p *Problem, lpSweeps, maxIt int, desc string) {
+func certifiedWithin(t *testing.T, p *Problem, lpSweeps, maxIt int, desc string, mod func(*config)) {
 	t.Helper()
 	in, err := p.instance()
 	if err != nil {
@@ -225,6 +225,9 @@ func certifiedWithin(t *testing.T, p *Problem, lpSweeps, maxIt int, desc string)
 	}
 	cfg, _ := (&Settings{LPOnly: true, MaxIter: 2 * maxIt}).config(in)
 	cfg.lpSweeps = lpSweeps
+	if mod != nil {
+		mod(&cfg)
+	}
 	r := solveInstance(in, cfg)
 	t.Logf("%s: %d iterations, relative gap %.3g", desc, r.Iterations, r.RelGap)
 	if r.Status != Optimal || r.Iterations > maxIt {
@@ -239,12 +242,16 @@ func certifiedWithin(t *testing.T, p *Problem, lpSweeps, maxIt int, desc string)
 // Phase C's narrow stages with duals from which the restricted problem
 // drifts: its bound fell 1.15 → 0.46 over 312 steps at ε = 5e-4 and the
 // union stages after it took 8002 iterations in all; with the drift stop
-// alone (no rollback) 1894; with the rollback 311.
+// alone (no rollback) 1894; with the rollback 311 (262 since). Since the
+// regrowth (TestLPOnlyLargeRegrow) the first such fall regrows the
+// candidates instead (414 iterations); the rollback alone is checked too.
 func TestLPOnlyLargeRollback(t *testing.T) {
 	if testing.Short() {
-		t.Skip("n = 3000")
+		t.Skip("n = 3000, two solves")
 	}
-	certifiedWithin(t, hardProblem("separated", 12, 3000, 10), 1, 1000, "separated n = 3000, seed 12, one sweep")
+	p := hardProblem("separated", 12, 3000, 10)
+	certifiedWithin(t, p, 1, 1000, "separated n = 3000, seed 12, one sweep", func(cfg *config) { cfg.noRegrow = true })
+	certifiedWithin(t, p, 1, 1000, "separated n = 3000, seed 12, one sweep, regrown", nil)
 }
 
 // TestLPOnlyLargeNarrowC: Phase C's narrow stages stay narrow on
@@ -278,6 +285,39 @@ func TestLPOnlyLargeNarrowC(t *testing.T) {
 		if lim := int(narrowMax * n * n); maxNNZ > lim {
 			t.Fatalf("seed %d: %d candidates at a step, more than narrowMax·n² = %d", seed, maxNNZ, lim)
 		}
+	}
+}
+
+// TestLPOnlyLargeRegrow: a narrow Phase C stage whose dense bound falls far
+// (beyond growFall of the gap) first takes, at its drifted duals, the entries
+// within narrowL e-folds as candidates, goes back to the duals it started
+// from and runs the same ε again, still narrow; only a second fall rolls
+// back to the full width's unions. `separated` n = 3000 at ϑ = 0.7 ×
+// median, seed 50: at ε = 5e-4 the bound fell 1.073 → 0.927 (6.1 times the
+// stage's gap) and the rollback's unions took 5.6 M of the 9 M entries
+// (12.5–13.5 s); regrown, the stage stays narrow (at most 0.96 M, 7–8 s). Certified within 1000 iterations with at most
+// narrowMax·n² candidates at any step.
+func TestLPOnlyLargeRegrow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 3000")
+	}
+	const n = 3000
+	p := hardProblem("separated", 50, n, 10)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := (&Settings{LPOnly: true}).config(in)
+	maxNNZ := 0
+	cfg.trace = func(_ int, s *solver, _ float64) { maxNNZ = max(maxNNZ, len(s.kk)) }
+	r := solveInstance(in, cfg)
+	t.Logf("%d iterations, relative gap %.3g, at most %d candidates", r.Iterations, r.RelGap, maxNNZ)
+	if r.Status != Optimal || r.RelGap > cfg.tol || r.Iterations > 1000 {
+		t.Fatalf("status %d after %d iterations, relative gap %.3g", r.Status, r.Iterations, r.RelGap)
+	}
+	checkFeasible(t, p, r)
+	if lim := int(narrowMax * n * n); maxNNZ > lim {
+		t.Fatalf("%d candidates at a step, more than narrowMax·n² = %d", maxNNZ, lim)
 	}
 }
 

@@ -165,6 +165,7 @@ type config struct {
 	denseStart, noSlack        bool                               // tests only: every entry a candidate at the start; no rank-one slack classes
 	noLPStages                 bool                               // LPOnly at n ≤ lpLargeMin: the phases of solveInstance, not lpStages (its fallback)
 	noPooled, pooledTransport  bool                               // tests only: no pooled candidate (pooled.go); its transport blocks at any n
+	noRegrow                   bool                               // tests only: a big fall in Phase C rolls back at once
 	noDistinct                 bool                               // tests only: no LP over the locations of copies (distinct.go)
 }
 
