@@ -266,25 +266,30 @@ func TestLPOnlyLargeNarrowC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 3000, two solves")
 	}
-	const n = 3000
 	for _, seed := range []int64{11, 12} {
-		p := hardProblem("separated", seed, n, 10)
-		in, err := p.instance()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, _ := (&Settings{LPOnly: true}).config(in)
-		maxNNZ := 0
-		cfg.trace = func(_ int, s *solver, _ float64) { maxNNZ = max(maxNNZ, len(s.kk)) }
-		r := solveInstance(in, cfg)
-		t.Logf("seed %d: %d iterations, relative gap %.3g, at most %d candidates", seed, r.Iterations, r.RelGap, maxNNZ)
-		if r.Status != Optimal || r.RelGap > cfg.tol || r.Iterations > 1000 {
-			t.Fatalf("seed %d: status %d after %d iterations, relative gap %.3g", seed, r.Status, r.Iterations, r.RelGap)
-		}
-		checkFeasible(t, p, r)
-		if lim := int(narrowMax * n * n); maxNNZ > lim {
-			t.Fatalf("seed %d: %d candidates at a step, more than narrowMax·n² = %d", seed, maxNNZ, lim)
-		}
+		certifiedNarrow(t, hardProblem("separated", seed, 3000, 10), fmt.Sprintf("seed %d", seed))
+	}
+}
+
+// certifiedNarrow fails unless p's LP-only solve is certified within 1000
+// iterations with at most narrowMax·n² candidates at any step.
+func certifiedNarrow(t *testing.T, p *Problem, desc string) {
+	t.Helper()
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := (&Settings{LPOnly: true}).config(in)
+	maxNNZ := 0
+	cfg.trace = func(_ int, s *solver, _ float64) { maxNNZ = max(maxNNZ, len(s.kk)) }
+	r := solveInstance(in, cfg)
+	t.Logf("%s: %d iterations, relative gap %.3g, at most %d candidates", desc, r.Iterations, r.RelGap, maxNNZ)
+	if r.Status != Optimal || r.RelGap > cfg.tol || r.Iterations > 1000 {
+		t.Fatalf("%s: status %d after %d iterations, relative gap %.3g", desc, r.Status, r.Iterations, r.RelGap)
+	}
+	checkFeasible(t, p, r)
+	if lim := int(narrowMax * float64(p.N) * float64(p.N)); maxNNZ > lim {
+		t.Fatalf("%s: %d candidates at a step, more than narrowMax·n² = %d", desc, maxNNZ, lim)
 	}
 }
 
@@ -295,30 +300,14 @@ func TestLPOnlyLargeNarrowC(t *testing.T) {
 // back to the full width's unions. `separated` n = 3000 at ϑ = 0.7 ×
 // median, seed 50: at ε = 5e-4 the bound fell 1.073 → 0.927 (6.1 times the
 // stage's gap) and the rollback's unions took 5.6 M of the 9 M entries
-// (12.5–13.5 s); regrown, the stage stays narrow (at most 0.96 M, 7–8 s). Certified within 1000 iterations with at most
-// narrowMax·n² candidates at any step.
+// (12.5–13.5 s); regrown, the stage stays narrow (at most 0.96 M, 7–8 s).
+// Certified within 1000 iterations with at most narrowMax·n² candidates at
+// any step.
 func TestLPOnlyLargeRegrow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 3000")
 	}
-	const n = 3000
-	p := hardProblem("separated", 50, n, 10)
-	in, err := p.instance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, _ := (&Settings{LPOnly: true}).config(in)
-	maxNNZ := 0
-	cfg.trace = func(_ int, s *solver, _ float64) { maxNNZ = max(maxNNZ, len(s.kk)) }
-	r := solveInstance(in, cfg)
-	t.Logf("%d iterations, relative gap %.3g, at most %d candidates", r.Iterations, r.RelGap, maxNNZ)
-	if r.Status != Optimal || r.RelGap > cfg.tol || r.Iterations > 1000 {
-		t.Fatalf("status %d after %d iterations, relative gap %.3g", r.Status, r.Iterations, r.RelGap)
-	}
-	checkFeasible(t, p, r)
-	if lim := int(narrowMax * n * n); maxNNZ > lim {
-		t.Fatalf("%d candidates at a step, more than narrowMax·n² = %d", maxNNZ, lim)
-	}
+	certifiedNarrow(t, hardProblem("separated", 50, 3000, 10), "seed 50")
 }
 
 // TestLPOnlyLargeCSweep: each of lpLarge's Phase C stages opens with one
