@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"math/rand"
 	"runtime"
 	"slices"
 
@@ -17,45 +16,11 @@ import (
 const DefaultLFDBlock = 1000
 
 // LFDBlocks returns the blocks SolveLFD splits n training points with the
-// given labels into when n exceeds block: ⌈n/block⌉ blocks, each class's
-// points shuffled (seeded) and dealt round-robin, so every block holds a
-// random, class-stratified 1/B of the training set (a class with fewer
-// than B points is absent from some blocks). Indices within a block are
-// ascending. One block of every index when block ≤ 0 or n ≤ block.
+// given labels into when n exceeds block: optlayer.StratifiedBlocks (⌈n/block⌉
+// class-stratified random blocks, seeded; one block of every index when
+// block ≤ 0 or n ≤ block).
 func LFDBlocks(labels []int, block int, seed int64) [][]int {
-	n := len(labels)
-	if block <= 0 || n <= block {
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
-		}
-		return [][]int{all}
-	}
-	nb := (n + block - 1) / block
-	byClass := map[int][]int{}
-	var classes []int
-	for i, l := range labels {
-		if _, ok := byClass[l]; !ok {
-			classes = append(classes, l)
-		}
-		byClass[l] = append(byClass[l], i)
-	}
-	slices.Sort(classes)
-	rng := rand.New(rand.NewSource(seed ^ 0x1fdb10c))
-	blocks := make([][]int, nb)
-	next := 0
-	for _, c := range classes {
-		idx := byClass[c]
-		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
-		for _, i := range idx {
-			blocks[next%nb] = append(blocks[next%nb], i)
-			next++
-		}
-	}
-	for _, b := range blocks {
-		slices.Sort(b)
-	}
-	return blocks
+	return optlayer.StratifiedBlocks(labels, block, seed)
 }
 
 // solveLFDBlocks solves the LFD of each block of LFDBlocks on its own

@@ -32,6 +32,24 @@ func (p *Problem) Validate() error {
 }
 
 func (p *Problem) instance() (*instance, error) {
+	in, err := p.checked()
+	if err != nil {
+		return nil, err
+	}
+	if in.cost == nil {
+		c, err := Costs(p.Features, in.n, p.Dim, p.Metric)
+		if err != nil {
+			return nil, err
+		}
+		in.cost = c
+		in.sym = true
+	}
+	return in, nil
+}
+
+// checked validates p without materialising the costs of Features (the
+// returned instance then has cost nil and feat set).
+func (p *Problem) checked() (*instance, error) {
 	if p == nil {
 		return nil, invalidf("nil problem")
 	}
@@ -88,12 +106,9 @@ func (p *Problem) instance() (*instance, error) {
 		in.cost = p.Cost
 		in.sym = symmetric(p.Cost, n)
 	default:
-		c, err := Costs(p.Features, n, p.Dim, p.Metric)
-		if err != nil {
+		if err := checkFeatures(p.Features, n, p.Dim, p.Metric); err != nil {
 			return nil, err
 		}
-		in.cost = c
-		in.sym = true
 		in.feat = p.Features
 		in.dim = p.Dim
 	}

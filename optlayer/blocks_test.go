@@ -1,0 +1,255 @@
+package optlayer
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"slices"
+	"testing"
+)
+
+func TestStratifiedBlocks(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	labels := make([]int, 103)
+	for i := range labels {
+		labels[i] = rng.Intn(4)
+	}
+	labels[7] = 4 // a class of one point
+	bs := StratifiedBlocks(labels, 25, 9)
+	if len(bs) != 5 {
+		t.Fatalf("%d blocks, want ⌈103/25⌉ = 5", len(bs))
+	}
+	seen := make([]int, len(labels))
+	for _, b := range bs {
+		if len(b) > 25 || !slices.IsSorted(b) {
+			t.Fatalf("block of %d points, sorted %v", len(b), slices.IsSorted(b))
+		}
+		for _, i := range b {
+			seen[i]++
+		}
+	}
+	for i, k := range seen {
+		if k != 1 {
+			t.Fatalf("index %d in %d blocks", i, k)
+		}
+	}
+	for c := 0; c < 5; c++ {
+		lo, hi := len(labels), 0
+		for _, b := range bs {
+			k := 0
+			for _, i := range b {
+				if labels[i] == c {
+					k++
+				}
+			}
+			lo, hi = min(lo, k), max(hi, k)
+		}
+		if hi-lo > 1 {
+			t.Fatalf("class %d: %d–%d points per block, want a spread ≤ 1", c, lo, hi)
+		}
+	}
+	if !slices.EqualFunc(bs, StratifiedBlocks(labels, 25, 9), slices.Equal) {
+		t.Fatal("same seed, different blocks")
+	}
+	if slices.EqualFunc(bs, StratifiedBlocks(labels, 25, 10), slices.Equal) {
+		t.Fatal("another seed, the same blocks")
+	}
+	if one := StratifiedBlocks(labels, 0, 1); len(one) != 1 || len(one[0]) != len(labels) {
+		t.Fatal("size 0 should give one block of every index")
+	}
+}
+
+// blocksFeatures draws n points in dim dimensions, class means shifted,
+// and returns the problem with Features and the same one with its Cost.
+func blocksFeatures(seed int64, n, M, dim int, thetaRel float64) (feat, cost *Problem) {
+	rng := rand.New(rand.NewSource(seed))
+	labels := everyClassLabels(rng, n, M)
+	x := make([]float64, n*dim)
+	for i := range x {
+		x[i] = rng.NormFloat64() + 1.2*float64(labels[i/dim]*((i%dim)%2))
+	}
+	c, err := Costs(x, n, dim, Euclidean)
+	if err != nil {
+		panic(err)
+	}
+	th := []float64{thetaRel * medianOffDiag(c, n)}
+	return &Problem{N: n, Features: x, Dim: dim, Labels: labels, Theta: th},
+		&Problem{N: n, Cost: c, Labels: labels, Theta: th}
+}
+
+// mixedResult assembles the whole problem's P, objective and plans from a
+// BlocksResult solved with Settings.Plans (for checkFeasible).
+func mixedResult(t *testing.T, p *Problem, blocks [][]int, br *BlocksResult) *Result {
+	t.Helper()
+	n, M := br.N, br.M
+	cnt := make([]int, M)
+	for _, y := range p.Labels {
+		cnt[y]++
+	}
+	r := &Result{M: M, N: n, P: br.P, Objective: br.Objective, Plans: make([][]float64, M)}
+	for m := range r.Plans {
+		r.Plans[m] = make([]float64, n*n)
+	}
+	for b, idx := range blocks {
+		rb := br.Blocks[b]
+		var cls []int
+		for _, i := range idx {
+			cls = append(cls, p.Labels[i])
+		}
+		slices.Sort(cls)
+		cls = slices.Compact(cls)
+		nb := len(idx)
+		for j, c := range cls {
+			k := 0
+			for _, i := range idx {
+				if p.Labels[i] == c {
+					k++
+				}
+			}
+			w := float64(k) / float64(cnt[c])
+			if rb.Plans == nil { // a block of one class: the identity plan
+				for _, i := range idx {
+					r.Plans[c][i*n+i] = 1 / float64(cnt[c])
+				}
+				continue
+			}
+			for t1, i := range idx {
+				for t2, i2 := range idx {
+					r.Plans[c][i*n+i2] = w * rb.Plans[j][t1*nb+t2]
+				}
+			}
+		}
+	}
+	return r
+}
+
+func TestSolveBlocksBounds(t *testing.T) {
+	raised := 0 // cases whose bound the rounds must raise
+	defer func() {
+		if raised < 2 {
+			t.Errorf("the rounds were checked on %d cases, want ≥ 2", raised)
+		}
+	}()
+	for _, tc := range []struct {
+		n, M, nb  int
+		thetaRel  float64
+		stratify  bool
+		seed      int64
+		multiTh   bool
+		wantClose bool // one block: the bound must be the solver's
+	}{
+		{30, 2, 3, 0.3, true, 1, false, false},
+		{36, 3, 3, 0.1, true, 2, false, false},
+		{36, 3, 4, 1.0, false, 3, false, false},
+		{28, 2, 2, 0, true, 4, false, false},
+		{32, 4, 3, 3, true, 5, false, false},
+		{30, 3, 3, 0.4, false, 6, true, false},
+		{30, 3, 1, 0.3, true, 7, false, true},
+	} {
+		t.Run(fmt.Sprintf("n=%d/M=%d/B=%d/th=%v/seed=%d", tc.n, tc.M, tc.nb, tc.thetaRel, tc.seed), func(t *testing.T) {
+			pf, pc := blocksFeatures(tc.seed, tc.n, tc.M, 3, tc.thetaRel)
+			if tc.multiTh {
+				th := make([]float64, tc.M)
+				for m := range th {
+					th[m] = pc.Theta[0] * float64(m) / 2 // class 0 at ϑ = 0
+				}
+				pf.Theta, pc.Theta = th, th
+			}
+			var blocks [][]int
+			if tc.stratify {
+				blocks = StratifiedBlocks(pc.Labels, (tc.n+tc.nb-1)/tc.nb, tc.seed)
+			} else { // any partition: contiguous runs (blocks of one class likely)
+				perm := rand.New(rand.NewSource(tc.seed)).Perm(tc.n)
+				for b := 0; b < tc.nb; b++ {
+					blk := slices.Clone(perm[b*tc.n/tc.nb : (b+1)*tc.n/tc.nb])
+					slices.Sort(blk)
+					blocks = append(blocks, blk)
+				}
+			}
+			set := &Settings{Plans: true}
+			rc, err := SolveBlocks(pc, blocks, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rf, err := SolveBlocks(pf, blocks, set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkFeasible(t, pc, mixedResult(t, pc, blocks, rc))
+			v := exactLP(t, pc)
+			if rc.LowerBound > v+1e-9 || v > rc.Objective+1e-9 {
+				t.Fatalf("LB %.10g, exact LP %.10g, objective %.10g: not LB ≤ v ≤ objective", rc.LowerBound, v, rc.Objective)
+			}
+			if rc.Status != Optimal || rc.BlockRelGap > DefaultTol {
+				t.Fatalf("blocks not certified: status %v, largest block gap %v", rc.Status, rc.BlockRelGap)
+			}
+			if math.Abs(rc.Gap-(rc.Objective-rc.LowerBound)) > 1e-12 || rc.Gap < 0 {
+				t.Fatalf("gap %v for objective %v, bound %v", rc.Gap, rc.Objective, rc.LowerBound)
+			}
+			// costs from features, in the blocks and in the bound's pass:
+			// the same answer as from the cost matrix
+			if !almost(rf.Objective, rc.Objective, 1e-12) || !almost(rf.LowerBound, rc.LowerBound, 1e-12) {
+				t.Fatalf("features: objective %.15g, bound %.15g; costs: %.15g, %.15g", rf.Objective, rf.LowerBound, rc.Objective, rc.LowerBound)
+			}
+			// the c-transform rounds never lower the bound, and raise it
+			// where the blocks leave a gap
+			r0, err := solveBlocks(pc, blocks, set, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rc.LowerBound < r0.LowerBound {
+				t.Fatalf("bound %.6f after the rounds, %.6f before", rc.LowerBound, r0.LowerBound)
+			}
+			if tc.nb > 1 && r0.LowerBound > 1 && v-r0.LowerBound > 0.05 {
+				raised++
+				if rc.LowerBound-r0.LowerBound < 0.25*(v-r0.LowerBound) {
+					t.Fatalf("bound %.6f after the rounds, %.6f before, LP %.6f: the rounds closed less than a quarter of the gap", rc.LowerBound, r0.LowerBound, v)
+				}
+			}
+			if tc.wantClose {
+				r, err := Solve(pc, set)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(r.P, rc.P) || r.Objective != rc.Objective {
+					t.Fatal("one block: P differs from Solve's")
+				}
+				// the certificate at the solver's own duals, only the λ
+				// choice and no lbCand: within the tolerance of its bound
+				if rc.LowerBound < r.LowerBound-DefaultTol*r.LowerBound {
+					t.Fatalf("one block: bound %.10g, Solve's %.10g", rc.LowerBound, r.LowerBound)
+				}
+			}
+			t.Logf("exact %.6f, blocks %.6f (bound %.6f, %.6f without the rounds; rel gap %.3g)", v, rc.Objective, rc.LowerBound, r0.LowerBound, rc.RelGap)
+		})
+	}
+}
+
+func TestSolveBlocksInvalid(t *testing.T) {
+	_, p := blocksFeatures(1, 10, 2, 2, 0.2)
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	for _, tc := range []struct {
+		name   string
+		blocks [][]int
+		set    *Settings
+	}{
+		{"none", nil, nil},
+		{"empty block", [][]int{all, {}}, nil},
+		{"out of range", [][]int{{0, 1, 2, 3, 4}, {5, 6, 7, 8, 10}}, nil},
+		{"negative", [][]int{{-1, 0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}}, nil},
+		{"twice", [][]int{{0, 1, 2, 3, 4}, {4, 5, 6, 7, 8, 9}}, nil},
+		{"missing", [][]int{{0, 1, 2, 3, 4}, {5, 6, 7, 8}}, nil},
+		{"warm", [][]int{all}, &Settings{Warm: &Dual{}}},
+		{"bad settings", [][]int{all}, &Settings{Epsilon: -1}},
+	} {
+		if _, err := SolveBlocks(p, tc.blocks, tc.set); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err %v, want ErrInvalid", tc.name, err)
+		}
+	}
+	bad := *p
+	bad.Theta = []float64{math.NaN()}
+	if _, err := SolveBlocks(&bad, [][]int{all}, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("NaN theta: err %v", err)
+	}
+}
