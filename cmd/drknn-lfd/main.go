@@ -5,7 +5,7 @@
 //	drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean])
 //	          -labels y.npy -theta 0.1 | -theta 0.1,0.2,…
 //	          [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N]
-//	          -out P.npy [-grad-p G.npy -grad-out D.npy]
+//	          [-block B [-seed S]] -out P.npy [-grad-p G.npy -grad-out D.npy]
 //
 // Inputs are .npy files as numpy.save writes them: costs C float64 (or
 // float32) n×n with a zero diagonal, or features X n×d with costs
@@ -24,6 +24,14 @@
 // rel_gap, iterations, seconds, status ("optimal" or "iteration_limit");
 // with -repeat N (timing) the problem is solved N times in the process and
 // repeats, seconds_min and seconds_median are added.
+//
+// -block B solves in class-stratified random blocks of at most B points
+// (seeded by -seed), transport restricted to each block: an approximation
+// whose time and memory grow linearly in n (from -features the n×n costs
+// are never formed). P.npy is the blocks' answers mixed, feasible for the
+// whole problem; -tol applies to each block; objective, lower_bound and
+// rel_gap are the whole problem's certified bounds on it (what the blocks
+// may cost), and blocks and block_rel_gap are added. Not with -grad-p.
 // Bad input gives one line on standard error, exit status 2 and no output
 // file; a solve stopped by -max-iter before its gap reaches -tol exits 3
 // (gap on standard error, nothing written) unless -allow-uncertified.
@@ -48,7 +56,7 @@ import (
 	"github.com/drknn/drknn/optlayer/lfdio"
 )
 
-const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean]) -labels y.npy -theta T[,T…] [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N] -out P.npy [-grad-p G.npy -grad-out D.npy]"
+const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean]) -labels y.npy -theta T[,T…] [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N] [-block B [-seed S]] -out P.npy [-grad-p G.npy -grad-out D.npy]"
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -177,6 +185,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize fu
 	fs.IntVar(&r.MaxIter, "max-iter", 0, "cap on dual sweeps and Newton steps (0: solver default)")
 	fs.BoolVar(&r.AllowUncertified, "allow-uncertified", false, "write the answer even if the gap misses -tol")
 	fs.IntVar(&r.Repeat, "repeat", 0, "timing: solve N times in this process and report seconds_min and seconds_median")
+	fs.IntVar(&r.Block, "block", 0, "solve in class-stratified blocks of at most B points (an approximation; 0: the whole problem)")
+	fs.Int64Var(&r.Seed, "seed", 0, "seed of -block's random blocks")
 	fs.StringVar(&r.OutPath, "out", "", "output P* (.npy, float64 M×n)")
 	fs.StringVar(&r.GradPPath, "grad-p", "", "upstream gradient ∂L/∂P (.npy, float64 M×n)")
 	fs.StringVar(&r.GradOutPath, "grad-out", "", "output ∂L/∂C (n×n) or ∂L/∂X (n×d) (.npy)")

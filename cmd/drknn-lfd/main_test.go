@@ -192,6 +192,84 @@ func TestCostEndToEnd(t *testing.T) {
 	}
 }
 
+// TestBlocks solves in blocks (-block) from features: P is feasible for
+// the whole problem (W1 on the line), the printed bounds hold for the whole
+// problem's value, and P is the library's SolveBlocks answer.
+func TestBlocks(t *testing.T) {
+	dir := t.TempDir()
+	const n, m = 60, 3
+	x, y := problem1D(t, 4, n, m)
+	theta := []float64{0.15, 0.3, 0.2}
+	xpath := writeF(t, filepath.Join(dir, "x.npy"), x, n, 1)
+	ypath := writeI(t, filepath.Join(dir, "y.npy"), y)
+	ppath := filepath.Join(dir, "p.npy")
+	code, so, se := runCmd(t, "-features", xpath, "-labels", ypath, "-theta", "0.15,0.3,0.2", "-block", "20", "-seed", "3", "-out", ppath)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, se)
+	}
+	var o struct {
+		out
+		Blocks      int     `json:"blocks"`
+		BlockRelGap float64 `json:"block_rel_gap"`
+	}
+	if err := json.Unmarshal([]byte(so), &o); err != nil {
+		t.Fatalf("stdout %q: %v", so, err)
+	}
+	if o.Blocks != 3 || o.Status != "optimal" || o.BlockRelGap > optlayer.DefaultTol {
+		t.Fatalf("blocks %d, status %q, block_rel_gap %v", o.Blocks, o.Status, o.BlockRelGap)
+	}
+	p, _, _, err := npy.ReadMatrix(ppath, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj float64
+	for i := 0; i < n; i++ {
+		best := 0.0
+		for k := 0; k < m; k++ {
+			best = math.Max(best, p[k*n+i])
+		}
+		obj += best
+	}
+	for k := 0; k < m; k++ {
+		row := p[k*n : (k+1)*n]
+		hat := make([]float64, n)
+		for i := range hat {
+			if int(y[i]) == k {
+				hat[i] = 1 / float64(n/m)
+			}
+		}
+		if w := w1Line(x, hat, row); w > theta[k]*(1+1e-9) {
+			t.Fatalf("class %d: W1(P̂, P) = %v > ϑ = %v", k, w, theta[k])
+		}
+	}
+	if math.Abs(obj-o.Objective) > 1e-9*obj {
+		t.Fatalf("printed objective %v, Σ max P of the file %v", o.Objective, obj)
+	}
+	yi := make([]int, n)
+	for i, v := range y {
+		yi[i] = int(v)
+	}
+	whole, err := optlayer.Solve(&optlayer.Problem{N: n, Cost: costs1D(x), Labels: yi, Theta: theta}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// LB ≤ v ≤ objective for the whole problem's value v
+	if o.LowerBound > whole.Objective || o.Objective < whole.LowerBound || o.Gap != o.Objective-o.LowerBound {
+		t.Fatalf("blocks: bound %v, objective %v; whole problem: [%v, %v]", o.LowerBound, o.Objective, whole.LowerBound, whole.Objective)
+	}
+	br, err := optlayer.SolveBlocks(&optlayer.Problem{N: n, Features: x, Dim: 1, Labels: yi, Theta: theta},
+		optlayer.StratifiedBlocks(yi, 20, 3), &optlayer.Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p {
+		if p[i] != br.P[i] {
+			t.Fatalf("P[%d] = %v, library %v", i, p[i], br.P[i])
+		}
+	}
+	t.Logf("whole problem %.6f, blocks %.6f (certified bound %.6f)", whole.Objective, o.Objective, o.LowerBound)
+}
+
 func TestGradients(t *testing.T) {
 	dir := t.TempDir()
 	const n, m, d = 12, 2, 3
@@ -383,6 +461,11 @@ func TestBadInput(t *testing.T) {
 		"unknown flag":            base("-cost", cpath, "-bogus"),
 		"extra argument":          base("-cost", cpath, "extra"),
 		"out is an input":         {"-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", cpath},
+		"block negative":          base("-cost", cpath, "-block", "-1"),
+		"block not a number":      base("-cost", cpath, "-block", "two"),
+		"block with grad-p":       base("-cost", cpath, "-block", "3", "-grad-p", gpath, "-grad-out", gout),
+		"block features NaN":      base("-features", xnanPath, "-block", "3"),
+		"block cost NaN":          base("-cost", cnanPath, "-block", "3"),
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

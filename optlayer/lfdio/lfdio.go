@@ -58,6 +58,13 @@ type Request struct {
 	// for timing: Summary.SecondsMin and SecondsMedian report the fastest
 	// and the median solve; the answers are identical, the last is written.
 	Repeat int
+	// Block > 0 solves in class-stratified random blocks of at most Block
+	// points (optlayer.StratifiedBlocks with Seed, optlayer.SolveBlocks):
+	// an approximation for large n whose time and memory grow linearly in
+	// n; Tol applies to each block, and the Summary's gap is the whole
+	// problem's certified gap of the blocked answer. Not with GradPPath.
+	Block int
+	Seed  int64
 	// Sized, if set, is called with n once the labels are read, before the
 	// costs or features (the command sets its garbage-collector policy
 	// there).
@@ -77,6 +84,10 @@ type Summary struct {
 	Repeats       int     `json:"repeats,omitempty"`
 	SecondsMin    float64 `json:"seconds_min,omitempty"`
 	SecondsMedian float64 `json:"seconds_median,omitempty"`
+	// with Request.Block: the number of blocks and the largest block's
+	// certified relative gap (the one Tol applies to)
+	Blocks      int     `json:"blocks,omitempty"`
+	BlockRelGap float64 `json:"block_rel_gap,omitempty"`
 }
 
 func inputf(format string, args ...any) error {
@@ -130,6 +141,10 @@ func (r *Request) check() (optlayer.Metric, error) {
 		return 0, inputf("-max-iter %d: want ≥ 0", r.MaxIter)
 	case r.Repeat < 0:
 		return 0, inputf("-repeat %d: want ≥ 0", r.Repeat)
+	case r.Block < 0:
+		return 0, inputf("-block %d: want ≥ 0 (0: the whole problem)", r.Block)
+	case r.Block > 0 && r.GradPPath != "":
+		return 0, inputf("-block does not combine with -grad-p: the gradient is of the whole problem's map")
 	}
 	if err := distinctOutputs(r.OutPath, r.GradOutPath, r.CostPath, r.FeaturesPath, r.LabelsPath, r.GradPPath); err != nil {
 		return 0, err
@@ -224,7 +239,7 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 	reps := max(1, r.Repeat)
 	times := make([]float64, reps)
 	var (
-		res      *optlayer.Result
+		res      *answer
 		sum      *Summary
 		grad     []float64
 		gradCols int
@@ -249,13 +264,13 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 			sum.SecondsMedian = (times[reps/2-1] + times[reps/2]) / 2
 		}
 	}
-	if !finite(res.P) {
+	if !finite(res.p) {
 		return nil, errors.New("solve: the solution has a non-finite entry (no output written)")
 	}
 	if !finite(grad) {
 		return nil, errors.New("gradient: non-finite entry (no output written)")
 	}
-	if err := npy.WriteFloat64(r.OutPath, res.P, res.M, res.N); err != nil {
+	if err := npy.WriteFloat64(r.OutPath, res.p, res.m, prob.N); err != nil {
 		return nil, fmt.Errorf("-out: %w", err)
 	}
 	if grad != nil {
@@ -266,10 +281,19 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 	return sum, nil
 }
 
+// answer is what Run writes: P, M×n.
+type answer struct {
+	p []float64
+	m int
+}
+
 // solve solves prob once and differentiates it when gradP is given.
-func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*optlayer.Result, *Summary, []float64, int, error) {
+func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summary, []float64, int, error) {
 	// without a gradient only the certified LP answer is needed
 	set := &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter, LPOnly: gradP == nil}
+	if r.Block > 0 {
+		return r.solveBlocks(prob, set)
+	}
 	p := prob
 	if gradP == nil && prob.Features != nil && r.Repeat <= 1 {
 		// Without a gradient the solve needs the costs alone: computed
@@ -317,7 +341,31 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*optlayer.Resu
 			gradCols = prob.Dim
 		}
 	}
-	return res, sum, grad, gradCols, nil
+	return &answer{p: res.P, m: res.M}, sum, grad, gradCols, nil
+}
+
+// solveBlocks solves prob in blocks (Request.Block); the features, when
+// given, stay: each block computes its own costs from them, and the whole
+// problem's N×N costs are never formed.
+func (r *Request) solveBlocks(prob *optlayer.Problem, set *optlayer.Settings) (*answer, *Summary, []float64, int, error) {
+	blocks := optlayer.StratifiedBlocks(prob.Labels, r.Block, r.Seed)
+	res, err := optlayer.SolveBlocks(prob, blocks, set)
+	if errors.Is(err, optlayer.ErrInvalid) {
+		return nil, nil, nil, 0, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	if err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("solve: %w", err)
+	}
+	sum := &Summary{Objective: res.Objective, LowerBound: res.LowerBound, Gap: res.Gap, RelGap: res.RelGap,
+		Iterations: res.Iterations, Status: "optimal", Blocks: len(blocks), BlockRelGap: res.BlockRelGap}
+	if res.Status != optlayer.Optimal {
+		sum.Status = "iteration_limit"
+		if !r.AllowUncertified {
+			return nil, nil, nil, 0, fmt.Errorf("%w: a block's relative gap %.3g > tol %.3g (%d blocks, %d iterations); nothing written; raise -max-iter or pass -allow-uncertified",
+				ErrUncertified, res.BlockRelGap, r.Tol, len(blocks), res.Iterations)
+		}
+	}
+	return &answer{p: res.P, m: res.M}, sum, nil, 0, nil
 }
 
 // bigFeatures is the size (float64 values, 8 MB) from which solve collects
