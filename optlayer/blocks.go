@@ -193,11 +193,11 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, rounds int) (*BlocksRe
 			w := float64(k) / float64(classN[c])
 			for t, i := range idx {
 				out.P[c*n+i] = w * r.P[j*nb+t]
-				if r.Dual.Alpha != nil {
+				if len(r.Dual.Alpha) == len(cls)*nb {
 					alpha[c*n+i] = r.Dual.Alpha[j*nb+t]
 				}
 			}
-			if l := r.Dual.Lambda; l != nil && l[j] >= 0 && !math.IsInf(l[j], 0) {
+			if l := r.Dual.Lambda; len(l) == len(cls) && l[j] >= 0 && !math.IsInf(l[j], 0) {
 				lams[c] = append(lams[c], l[j])
 			}
 		}
