@@ -63,6 +63,19 @@ type BlocksResult struct {
 	Iterations  int
 	Status      Status
 	BlockRelGap float64
+	// PReg is M×n: the blocks' regularised solutions mixed as P, the map
+	// VJP and FeatureVJP differentiate.
+	PReg []float64
+
+	parts []blockPart
+	dim   int // feature dimension when the problem gave Features, else 0
+}
+
+// blockPart is what the backward pass needs of one block: its points, its
+// classes in order and each class's weight n_m(b)/n_m.
+type blockPart struct {
+	idx, cls []int
+	w        []float64
 }
 
 // StratifiedBlocks returns a class-stratified random partition of the
@@ -156,7 +169,11 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, rounds int) (*BlocksRe
 	for _, y := range in.labels {
 		classN[y]++
 	}
-	out := &BlocksResult{M: M, N: n, P: make([]float64, M*n), Blocks: make([]*Result, len(blocks))}
+	out := &BlocksResult{M: M, N: n, P: make([]float64, M*n), PReg: make([]float64, M*n),
+		Blocks: make([]*Result, len(blocks)), parts: make([]blockPart, len(blocks))}
+	if in.cost == nil {
+		out.dim = in.dim
+	}
 	// the blocks' problems, solved side by side (SolveBatch: one
 	// goroutine per solve, the same answers as Solve's)
 	clsOf := make([][]int, len(blocks))
@@ -183,6 +200,7 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, rounds int) (*BlocksRe
 	for b, idx := range blocks {
 		r, cls := out.Blocks[b], clsOf[b]
 		nb := len(idx)
+		out.parts[b] = blockPart{idx: idx, cls: cls, w: make([]float64, len(cls))}
 		for j, c := range cls {
 			k := 0
 			for _, i := range idx {
@@ -191,8 +209,12 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, rounds int) (*BlocksRe
 				}
 			}
 			w := float64(k) / float64(classN[c])
+			out.parts[b].w[j] = w
 			for t, i := range idx {
 				out.P[c*n+i] = w * r.P[j*nb+t]
+				if len(r.PReg) == len(cls)*nb {
+					out.PReg[c*n+i] = w * r.PReg[j*nb+t]
+				}
 				if len(r.Dual.Alpha) == len(cls)*nb {
 					alpha[c*n+i] = r.Dual.Alpha[j*nb+t]
 				}
@@ -291,7 +313,92 @@ func oneClass(nb int) *Result {
 		r.P[t] = 1 / float64(nb)
 		r.Dual.Alpha[t] = 1
 	}
+	r.PReg = r.P
 	return r
+}
+
+// VJP returns ∂L/∂C (N×N row-major) for the upstream gradient gradP =
+// ∂L/∂PReg (M×N) of the blocked map: each block's Result.VJP of its share
+// of gradP, placed at its points' rows and columns; costs between blocks
+// do not enter the map (their entries are 0), nor do the costs of a block
+// of one class. The blocks must have been solved without Settings.LPOnly
+// (ErrNotConverged otherwise, as Result.VJP).
+func (r *BlocksResult) VJP(gradP []float64) ([]float64, error) {
+	n := r.N
+	gc := make([]float64, n*n)
+	err := r.vjp(gradP, func(part blockPart, g []float64, rb *Result) error {
+		for t, i := range part.idx {
+			for u, j := range part.idx {
+				gc[i*n+j] = g[t*len(part.idx)+u]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gc, nil
+}
+
+// FeatureVJP returns ∂L/∂X (N×Dim row-major) for gradP = ∂L/∂PReg when the
+// problem gave Features: each block's gradient chained through the metric
+// (Result.FeatureGrad), without forming the N×N ∂L/∂C.
+func (r *BlocksResult) FeatureVJP(gradP []float64) ([]float64, error) {
+	if r.dim == 0 {
+		return nil, invalidf("FeatureVJP: the problem was given by Cost, not Features")
+	}
+	d := r.dim
+	gx := make([]float64, r.N*d)
+	err := r.vjp(gradP, func(part blockPart, g []float64, rb *Result) error {
+		x, err := rb.FeatureGrad(g)
+		if err != nil {
+			return err
+		}
+		for t, i := range part.idx {
+			copy(gx[i*d:(i+1)*d], x[t*d:(t+1)*d])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gx, nil
+}
+
+// vjp checks gradP and calls put with every block's ∂L/∂C (blocks of one
+// class have none), the blocks on all cores; put writes only the block's
+// own points.
+func (r *BlocksResult) vjp(gradP []float64, put func(part blockPart, g []float64, rb *Result) error) error {
+	n := r.N
+	if len(gradP) != r.M*n {
+		return invalidf("len(gradP) = %d, want M×N = %d", len(gradP), r.M*n)
+	}
+	for k, x := range gradP {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return invalidf("gradP[%d] = %v is not finite", k, x)
+		}
+	}
+	return par.For(len(r.parts), runtime.GOMAXPROCS(0), func(b int) error {
+		part := r.parts[b]
+		if len(part.cls) == 1 {
+			return nil
+		}
+		nb := len(part.idx)
+		gb := make([]float64, len(part.cls)*nb)
+		for j, c := range part.cls {
+			for t, i := range part.idx {
+				gb[j*nb+t] = part.w[j] * gradP[c*n+i]
+			}
+		}
+		g, err := r.Blocks[b].VJP(gb)
+		if err == nil {
+			err = put(part, g, r.Blocks[b])
+		}
+		if err != nil {
+			return fmt.Errorf("block %d of %d: %w", b+1, len(r.parts), err)
+		}
+		return nil
+	})
 }
 
 // wholeBound returns the whole problem's certificate (DESIGN.md §3): the

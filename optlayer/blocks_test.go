@@ -253,3 +253,98 @@ func TestSolveBlocksInvalid(t *testing.T) {
 		t.Errorf("NaN theta: err %v", err)
 	}
 }
+
+// TestBlocksVJPFiniteDifferences checks the blocked map's gradient against
+// central differences of ⟨G, PReg⟩: cost entries inside a block, between
+// blocks (0: the blocks never see them) and, from features, every
+// coordinate of a few points.
+func TestBlocksVJPFiniteDifferences(t *testing.T) {
+	pf, pc := blocksFeatures(8, 24, 3, 2, 0.3)
+	blocks := StratifiedBlocks(pc.Labels, 12, 2)
+	set := fdSettings(0.05)
+	rng := rand.New(rand.NewSource(3))
+	gp := make([]float64, 3*24)
+	for k := range gp {
+		gp[k] = rng.NormFloat64()
+	}
+	loss := func(q *Problem) float64 {
+		r, err := SolveBlocks(q, blocks, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := 0.0
+		for k, g := range gp {
+			l += g * r.PReg[k]
+		}
+		return l
+	}
+	r, err := SolveBlocks(pc, blocks, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := r.VJP(gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := pc.N
+	blockOf := make([]int, n)
+	for b, idx := range blocks {
+		for _, i := range idx {
+			blockOf[i] = b
+		}
+	}
+	const h = 1e-6
+	inside, maxAbs := 0, 0.0
+	for _, e := range entries(rng, n, 16) {
+		i, j := e[0], e[1]
+		fd := (loss(perturbed(pc, i, j, h)) - loss(perturbed(pc, i, j, -h))) / (2 * h)
+		if blockOf[i] == blockOf[j] {
+			inside++
+			maxAbs = math.Max(maxAbs, math.Abs(fd))
+		} else if gc[i*n+j] != 0 || math.Abs(fd) > 1e-9 {
+			t.Errorf("c(%d,%d) between blocks: VJP %v, finite differences %v, want 0", i, j, gc[i*n+j], fd)
+		}
+		if d := math.Abs(fd - gc[i*n+j]); d > 1e-5*math.Max(1, math.Abs(fd)) {
+			t.Errorf("∂L/∂c(%d,%d): VJP %.8g, finite differences %.8g", i, j, gc[i*n+j], fd)
+		}
+	}
+	if inside < 4 || maxAbs < 1e-3 {
+		t.Fatalf("degenerate check: %d entries inside blocks, max |FD| %g", inside, maxAbs)
+	}
+	rf, err := SolveBlocks(pf, blocks, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gx, err := rf.FeatureVJP(gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.FeatureVJP(gp); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("FeatureVJP of a Cost problem: %v", err)
+	}
+	if _, err := rf.VJP(gp[:5]); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("short gradP: %v", err)
+	}
+	d := pf.Dim
+	for _, i := range []int{0, 5, 17} {
+		for k := 0; k < d; k++ {
+			q := *pf
+			q.Features = slices.Clone(pf.Features)
+			q.Features[i*d+k] += h
+			lp := loss(&q)
+			q.Features[i*d+k] -= 2 * h
+			fd := (lp - loss(&q)) / (2 * h)
+			if dv := math.Abs(fd - gx[i*d+k]); dv > 1e-5*math.Max(1, math.Abs(fd)) {
+				t.Errorf("∂L/∂x(%d,%d): FeatureVJP %.8g, finite differences %.8g", i, k, gx[i*d+k], fd)
+			}
+		}
+	}
+	// without the regularised solve there is no gradient
+	rl, err := SolveBlocks(pc, blocks, &Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rl.VJP(gp); !errors.Is(err, ErrNotConverged) {
+		t.Fatalf("VJP after LPOnly: %v, want ErrNotConverged", err)
+	}
+}
