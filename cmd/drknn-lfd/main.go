@@ -31,7 +31,8 @@
 // are never formed). P.npy is the blocks' answers mixed, feasible for the
 // whole problem; -tol applies to each block; objective, lower_bound and
 // rel_gap are the whole problem's certified bounds on it (what the blocks
-// may cost), and blocks and block_rel_gap are added. Not with -grad-p.
+// may cost), and blocks and block_rel_gap are added. With -grad-p the
+// gradient is the blocked map's: costs between blocks do not enter it.
 // Bad input gives one line on standard error, exit status 2 and no output
 // file; a solve stopped by -max-iter before its gap reaches -tol exits 3
 // (gap on standard error, nothing written) unless -allow-uncertified.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -268,6 +269,34 @@ func TestBlocks(t *testing.T) {
 		}
 	}
 	t.Logf("whole problem %.6f, blocks %.6f (certified bound %.6f)", whole.Objective, o.Objective, o.LowerBound)
+	// -grad-p: the blocked map's gradient, ∂L/∂X (n×1), the library's
+	g := make([]float64, m*n)
+	for k := range g {
+		g[k] = math.Sin(float64(k))
+	}
+	gpath := writeF(t, filepath.Join(dir, "g.npy"), g, m, n)
+	dpath := filepath.Join(dir, "d.npy")
+	code, _, se = runCmd(t, "-features", xpath, "-labels", ypath, "-theta", "0.15,0.3,0.2", "-block", "20", "-seed", "3", "-out", ppath, "-grad-p", gpath, "-grad-out", dpath)
+	if code != 0 {
+		t.Fatalf("-grad-p: exit %d: %s", code, se)
+	}
+	d, rows, cols, err := npy.ReadMatrix(dpath, true)
+	if err != nil || rows != n || cols != 1 {
+		t.Fatalf("gradient %d×%d, %v; want %d×1", rows, cols, err, n)
+	}
+	br, err = optlayer.SolveBlocks(&optlayer.Problem{N: n, Features: x, Dim: 1, Labels: yi, Theta: theta},
+		optlayer.StratifiedBlocks(yi, 20, 3), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := br.FeatureVJP(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertClose(t, "blocked ∂L/∂X", d, want, 0)
+	if slices.Max(d) <= 0 && slices.Min(d) >= 0 {
+		t.Fatal("the blocked gradient is 0 everywhere")
+	}
 }
 
 func TestGradients(t *testing.T) {
@@ -422,50 +451,50 @@ func TestBadInput(t *testing.T) {
 		return append([]string{"-labels", ypath, "-theta", "0.1", "-out", out}, extra...)
 	}
 	cases := map[string][]string{
-		"no args":                 {},
-		"neither cost nor feats":  base(),
-		"both cost and features":  base("-cost", cpath, "-features", xpath),
-		"no labels":               {"-cost", cpath, "-theta", "0.1", "-out", out},
-		"no out":                  {"-cost", cpath, "-labels", ypath, "-theta", "0.1"},
-		"no theta":                {"-cost", cpath, "-labels", ypath, "-out", out},
-		"negative theta":          base("-cost", cpath, "-theta", "-0.1"),
-		"negative theta in list":  base("-cost", cpath, "-theta", "0.1,-0.2"),
-		"nan theta":               base("-cost", cpath, "-theta", "NaN"),
-		"theta not a number":      base("-cost", cpath, "-theta", "abc"),
-		"wrong theta count":       base("-cost", cpath, "-theta", "0.1,0.2,0.3"),
-		"grad-out without grad-p": base("-cost", cpath, "-grad-out", gout),
-		"grad-p without grad-out": base("-cost", cpath, "-grad-p", gpath),
-		"grad-p wrong shape":      base("-cost", cpath, "-grad-p", gbad, "-grad-out", gout),
-		"grad-p missing":          base("-cost", cpath, "-grad-p", missing, "-grad-out", gout),
-		"cost NaN":                base("-cost", cnanPath),
-		"cost Inf":                base("-cost", cinfPath),
-		"cost negative":           base("-cost", cnegPath),
-		"cost diagonal":           base("-cost", cdiagPath),
-		"cost too small":          base("-cost", csmall),
-		"cost not square":         base("-cost", crect),
-		"cost rank 1":             base("-cost", cvec),
-		"cost truncated":          base("-cost", trunc),
-		"cost garbage":            base("-cost", garbage),
-		"cost missing":            base("-cost", missing),
-		"labels too big":          {"-cost", cpath, "-labels", ybig, "-theta", "0.1", "-out", out},
-		"labels negative":         {"-cost", cpath, "-labels", yneg, "-theta", "0.1", "-out", out},
-		"labels skip a class":     {"-cost", cpath, "-labels", ygap, "-theta", "0.1", "-out", out},
-		"labels short":            {"-cost", cpath, "-labels", yshort, "-theta", "0.1", "-out", out},
-		"labels are floats":       {"-cost", cpath, "-labels", cpath, "-theta", "0.1", "-out", out},
-		"features NaN":            base("-features", xnanPath),
-		"features wrong rows":     base("-features", xshort),
-		"metric unknown":          base("-features", xpath, "-metric", "manhattan"),
-		"metric with cost":        base("-cost", cpath, "-metric", "euclidean"),
-		"bad eps":                 base("-cost", cpath, "-eps", "0"),
-		"bad tol":                 base("-cost", cpath, "-tol", "-1"),
-		"unknown flag":            base("-cost", cpath, "-bogus"),
-		"extra argument":          base("-cost", cpath, "extra"),
-		"out is an input":         {"-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", cpath},
-		"block negative":          base("-cost", cpath, "-block", "-1"),
-		"block not a number":      base("-cost", cpath, "-block", "two"),
-		"block with grad-p":       base("-cost", cpath, "-block", "3", "-grad-p", gpath, "-grad-out", gout),
-		"block features NaN":      base("-features", xnanPath, "-block", "3"),
-		"block cost NaN":          base("-cost", cnanPath, "-block", "3"),
+		"no args":                  {},
+		"neither cost nor feats":   base(),
+		"both cost and features":   base("-cost", cpath, "-features", xpath),
+		"no labels":                {"-cost", cpath, "-theta", "0.1", "-out", out},
+		"no out":                   {"-cost", cpath, "-labels", ypath, "-theta", "0.1"},
+		"no theta":                 {"-cost", cpath, "-labels", ypath, "-out", out},
+		"negative theta":           base("-cost", cpath, "-theta", "-0.1"),
+		"negative theta in list":   base("-cost", cpath, "-theta", "0.1,-0.2"),
+		"nan theta":                base("-cost", cpath, "-theta", "NaN"),
+		"theta not a number":       base("-cost", cpath, "-theta", "abc"),
+		"wrong theta count":        base("-cost", cpath, "-theta", "0.1,0.2,0.3"),
+		"grad-out without grad-p":  base("-cost", cpath, "-grad-out", gout),
+		"grad-p without grad-out":  base("-cost", cpath, "-grad-p", gpath),
+		"grad-p wrong shape":       base("-cost", cpath, "-grad-p", gbad, "-grad-out", gout),
+		"grad-p missing":           base("-cost", cpath, "-grad-p", missing, "-grad-out", gout),
+		"cost NaN":                 base("-cost", cnanPath),
+		"cost Inf":                 base("-cost", cinfPath),
+		"cost negative":            base("-cost", cnegPath),
+		"cost diagonal":            base("-cost", cdiagPath),
+		"cost too small":           base("-cost", csmall),
+		"cost not square":          base("-cost", crect),
+		"cost rank 1":              base("-cost", cvec),
+		"cost truncated":           base("-cost", trunc),
+		"cost garbage":             base("-cost", garbage),
+		"cost missing":             base("-cost", missing),
+		"labels too big":           {"-cost", cpath, "-labels", ybig, "-theta", "0.1", "-out", out},
+		"labels negative":          {"-cost", cpath, "-labels", yneg, "-theta", "0.1", "-out", out},
+		"labels skip a class":      {"-cost", cpath, "-labels", ygap, "-theta", "0.1", "-out", out},
+		"labels short":             {"-cost", cpath, "-labels", yshort, "-theta", "0.1", "-out", out},
+		"labels are floats":        {"-cost", cpath, "-labels", cpath, "-theta", "0.1", "-out", out},
+		"features NaN":             base("-features", xnanPath),
+		"features wrong rows":      base("-features", xshort),
+		"metric unknown":           base("-features", xpath, "-metric", "manhattan"),
+		"metric with cost":         base("-cost", cpath, "-metric", "euclidean"),
+		"bad eps":                  base("-cost", cpath, "-eps", "0"),
+		"bad tol":                  base("-cost", cpath, "-tol", "-1"),
+		"unknown flag":             base("-cost", cpath, "-bogus"),
+		"extra argument":           base("-cost", cpath, "extra"),
+		"out is an input":          {"-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", cpath},
+		"block negative":           base("-cost", cpath, "-block", "-1"),
+		"block not a number":       base("-cost", cpath, "-block", "two"),
+		"block grad-p wrong shape": base("-cost", cpath, "-block", "3", "-grad-p", gbad, "-grad-out", gout),
+		"block features NaN":       base("-features", xnanPath, "-block", "3"),
+		"block cost NaN":           base("-cost", cnanPath, "-block", "3"),
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

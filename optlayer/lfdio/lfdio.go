@@ -62,7 +62,8 @@ type Request struct {
 	// points (optlayer.StratifiedBlocks with Seed, optlayer.SolveBlocks):
 	// an approximation for large n whose time and memory grow linearly in
 	// n; Tol applies to each block, and the Summary's gap is the whole
-	// problem's certified gap of the blocked answer. Not with GradPPath.
+	// problem's certified gap of the blocked answer. With GradPPath the
+	// gradient is the blocked map's (optlayer.BlocksResult.VJP, FeatureVJP).
 	Block int
 	Seed  int64
 	// Sized, if set, is called with n once the labels are read, before the
@@ -143,8 +144,6 @@ func (r *Request) check() (optlayer.Metric, error) {
 		return 0, inputf("-repeat %d: want ≥ 0", r.Repeat)
 	case r.Block < 0:
 		return 0, inputf("-block %d: want ≥ 0 (0: the whole problem)", r.Block)
-	case r.Block > 0 && r.GradPPath != "":
-		return 0, inputf("-block does not combine with -grad-p: the gradient is of the whole problem's map")
 	}
 	if err := distinctOutputs(r.OutPath, r.GradOutPath, r.CostPath, r.FeaturesPath, r.LabelsPath, r.GradPPath); err != nil {
 		return 0, err
@@ -292,7 +291,7 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 	// without a gradient only the certified LP answer is needed
 	set := &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter, LPOnly: gradP == nil}
 	if r.Block > 0 {
-		return r.solveBlocks(prob, set)
+		return r.solveBlocks(prob, gradP, set)
 	}
 	p := prob
 	if gradP == nil && prob.Features != nil && r.Repeat <= 1 {
@@ -344,10 +343,11 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 	return &answer{p: res.P, m: res.M}, sum, grad, gradCols, nil
 }
 
-// solveBlocks solves prob in blocks (Request.Block); the features, when
-// given, stay: each block computes its own costs from them, and the whole
-// problem's N×N costs are never formed.
-func (r *Request) solveBlocks(prob *optlayer.Problem, set *optlayer.Settings) (*answer, *Summary, []float64, int, error) {
+// solveBlocks solves prob in blocks (Request.Block), and differentiates
+// the blocked map when gradP is given; the features, when given, stay: each
+// block computes its own costs from them, and the whole problem's N×N
+// costs are never formed.
+func (r *Request) solveBlocks(prob *optlayer.Problem, gradP []float64, set *optlayer.Settings) (*answer, *Summary, []float64, int, error) {
 	blocks := optlayer.StratifiedBlocks(prob.Labels, r.Block, r.Seed)
 	res, err := optlayer.SolveBlocks(prob, blocks, set)
 	if errors.Is(err, optlayer.ErrInvalid) {
@@ -365,7 +365,20 @@ func (r *Request) solveBlocks(prob *optlayer.Problem, set *optlayer.Settings) (*
 				ErrUncertified, res.BlockRelGap, r.Tol, len(blocks), res.Iterations)
 		}
 	}
-	return &answer{p: res.P, m: res.M}, sum, nil, 0, nil
+	if gradP == nil {
+		return &answer{p: res.P, m: res.M}, sum, nil, 0, nil
+	}
+	grad, cols := []float64(nil), prob.N
+	if prob.Features != nil {
+		grad, err = res.FeatureVJP(gradP)
+		cols = prob.Dim
+	} else {
+		grad, err = res.VJP(gradP)
+	}
+	if err != nil {
+		return nil, nil, nil, 0, fmt.Errorf("gradient: %w", err)
+	}
+	return &answer{p: res.P, m: res.M}, sum, grad, cols, nil
 }
 
 // bigFeatures is the size (float64 values, 8 MB) from which solve collects
