@@ -91,6 +91,12 @@ func mixedResult(t *testing.T, p *Problem, blocks [][]int, br *BlocksResult) *Re
 	for m := range r.Plans {
 		r.Plans[m] = make([]float64, n*n)
 	}
+	inBlock := map[[2]int]int{} // (block, class) → points
+	for b, idx := range blocks {
+		for _, i := range idx {
+			inBlock[[2]int{b, p.Labels[i]}]++
+		}
+	}
 	for b, idx := range blocks {
 		rb := br.Blocks[b]
 		var cls []int
@@ -101,13 +107,7 @@ func mixedResult(t *testing.T, p *Problem, blocks [][]int, br *BlocksResult) *Re
 		cls = slices.Compact(cls)
 		nb := len(idx)
 		for j, c := range cls {
-			k := 0
-			for _, i := range idx {
-				if p.Labels[i] == c {
-					k++
-				}
-			}
-			w := float64(k) / float64(cnt[c])
+			w := float64(inBlock[[2]int{b, c}]) / float64(cnt[c])
 			if rb.Plans == nil { // a block of one class: the identity plan
 				for _, i := range idx {
 					r.Plans[c][i*n+i] = 1 / float64(cnt[c])

@@ -63,6 +63,19 @@ func w1Line(x, p, q []float64) float64 {
 	return w
 }
 
+// sumMax is Σ_i max_m P_m(i) of an M×n P.
+func sumMax(p []float64, m, n int) float64 {
+	var obj float64
+	for i := 0; i < n; i++ {
+		best := 0.0
+		for k := 0; k < m; k++ {
+			best = math.Max(best, p[k*n+i])
+		}
+		obj += best
+	}
+	return obj
+}
+
 type out struct {
 	Objective  float64 `json:"objective"`
 	LowerBound float64 `json:"lower_bound"`
@@ -126,14 +139,7 @@ func TestCostEndToEnd(t *testing.T) {
 		t.Fatalf("P is %d×%d, want %d×%d", r, c, m, n)
 	}
 	// Feasibility: each P_m is a distribution within W1 ≤ ϑ_m of P̂_m.
-	var obj float64
-	for i := 0; i < n; i++ {
-		best := 0.0
-		for k := 0; k < m; k++ {
-			best = math.Max(best, p[k*n+i])
-		}
-		obj += best
-	}
+	obj := sumMax(p, m, n)
 	for k := 0; k < m; k++ {
 		row := p[k*n : (k+1)*n]
 		hat := make([]float64, n)
@@ -223,14 +229,7 @@ func TestBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var obj float64
-	for i := 0; i < n; i++ {
-		best := 0.0
-		for k := 0; k < m; k++ {
-			best = math.Max(best, p[k*n+i])
-		}
-		obj += best
-	}
+	obj := sumMax(p, m, n)
 	for k := 0; k < m; k++ {
 		row := p[k*n : (k+1)*n]
 		hat := make([]float64, n)
