@@ -172,7 +172,11 @@ func TestSolveBlocksBounds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rf, err := SolveBlocks(pf, blocks, set)
+			rf, err := solveBlocks(pf, blocks, set, blockOpts{rounds: boundRounds}) // costs computed in every pass
+			if err != nil {
+				t.Fatal(err)
+			}
+			r32, err := solveBlocks(pf, blocks, set, blockOpts{boundRounds, 1 << 30, 1}) // float32 costs rounded down
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,9 +196,14 @@ func TestSolveBlocksBounds(t *testing.T) {
 			if !almost(rf.Objective, rc.Objective, 1e-12) || !almost(rf.LowerBound, rc.LowerBound, 1e-12) {
 				t.Fatalf("features: objective %.15g, bound %.15g; costs: %.15g, %.15g", rf.Objective, rf.LowerBound, rc.Objective, rc.LowerBound)
 			}
+			// rounded down, the float32 costs keep the bound a bound, within
+			// about their precision of the float64 one
+			if r32.Objective != rf.Objective || r32.LowerBound > v+1e-9 || !almost(r32.LowerBound, rf.LowerBound, 1e-6) {
+				t.Fatalf("float32 costs: objective %.15g, bound %.15g; float64: %.15g, %.15g", r32.Objective, r32.LowerBound, rf.Objective, rf.LowerBound)
+			}
 			// the c-transform rounds never lower the bound, and raise it
 			// where the blocks leave a gap
-			r0, err := solveBlocks(pc, blocks, set, 0)
+			r0, err := solveBlocks(pc, blocks, set, blockOpts{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -346,5 +355,40 @@ func TestBlocksVJPFiniteDifferences(t *testing.T) {
 	}
 	if _, err := rl.VJP(gp); !errors.Is(err, ErrNotConverged) {
 		t.Fatalf("VJP after LPOnly: %v, want ErrNotConverged", err)
+	}
+}
+
+// TestCosts32Down: the bound's float32 costs are Costs' rounded towards
+// zero (never above, less than one float32 step below), at their permuted
+// columns, across tile boundaries.
+func TestCosts32Down(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	const n, d = 70, 5
+	x := make([]float64, n*d)
+	for k := range x {
+		x[k] = rng.NormFloat64() * 3
+	}
+	pos := rng.Perm(n)
+	for _, metric := range []Metric{Euclidean, SqEuclidean} {
+		c, err := Costs(x, n, d, metric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c32 := costs32Down(x, n, d, metric, pos)
+		below := 0
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				f, v := c32[i*n+pos[j]], c[i*n+j]
+				if float64(f) > v || float64(math.Nextafter32(f, float32(math.Inf(1)))) <= v {
+					t.Fatalf("metric %d: c32(%d,%d) = %v for the cost %v", metric, i, j, f, v)
+				}
+				if float64(f) < v {
+					below++
+				}
+			}
+		}
+		if below < n*n/4 {
+			t.Fatalf("metric %d: only %d of %d entries rounded (float32 should round most)", metric, below, n*n)
+		}
 	}
 }

@@ -25,6 +25,23 @@ func Costs(x []float64, n, dim int, metric Metric) ([]float64, error) {
 		return nil, err
 	}
 	c := make([]float64, n*n)
+	forCostTiles(x, n, dim, func(acc []float64, i0, j0 int) {
+		storeTile(c, acc, i0, j0, n, metric)
+	})
+	for i := 0; i < n; i++ {
+		for j, v := range c[i*n+i+1 : (i+1)*n] {
+			if math.IsInf(v, 0) || math.IsNaN(v) {
+				return nil, invalidf("cost between points %d and %d overflows (%v)", i, i+1+j, v)
+			}
+		}
+	}
+	return c, nil
+}
+
+// forCostTiles calls store with the partial sums acc of every tile of
+// costTile × costTile pairs (i0 ≤ j0; tileSums), on two goroutines for
+// large inputs, each owning whole tiles.
+func forCostTiles(x []float64, n, dim int, store func(acc []float64, i0, j0 int)) {
 	nb := (n + costTile - 1) / costTile
 	tiles := nb * (nb + 1) / 2 // (bi, bj) with bi ≤ bj
 	work := func(first, step int) {
@@ -34,7 +51,8 @@ func Costs(x []float64, n, dim int, metric Metric) ([]float64, error) {
 		for bi := 0; bi < nb; bi++ {
 			for bj := bi; bj < nb; bj++ {
 				if t%step == first {
-					costTileAt(c, x, acc, pack, bi*costTile, bj*costTile, n, dim, metric)
+					tileSums(x, acc, pack, bi*costTile, bj*costTile, n, dim)
+					store(acc, bi*costTile, bj*costTile)
 				}
 				t++
 			}
@@ -48,14 +66,6 @@ func Costs(x []float64, n, dim int, metric Metric) ([]float64, error) {
 	} else {
 		work(0, 1)
 	}
-	for i := 0; i < n; i++ {
-		for j, v := range c[i*n+i+1 : (i+1)*n] {
-			if math.IsInf(v, 0) || math.IsNaN(v) {
-				return nil, invalidf("cost between points %d and %d overflows (%v)", i, i+1+j, v)
-			}
-		}
-	}
-	return c, nil
 }
 
 // Costs' blocking: tiles of costTile × costTile pairs, features in chunks
@@ -67,13 +77,14 @@ const (
 	costsParMin = 4e6
 )
 
-// costTileAt fills the entries (i, j) and (j, i), i < j, of c for i in the
-// tile of rows from i0 and j in the tile from j0 (i0 ≤ j0). acc holds the
-// tile's partial sums between chunks; pack (costTile·costChunk values)
+// tileSums sets acc[(i−i0)·costTile + j−j0] to the squared distance of
+// the points i < j for i in the tile of rows from i0 and j in the tile from
+// j0 (i0 ≤ j0; pairs with j ≤ i are not meaningful). acc holds the tile's
+// partial sums between chunks; pack (costTile·costChunk values)
 // the tile's j rows of one chunk, sixteen rows interleaved for
 // vexp.SqDist16 (feature k of the sixteen rows side by side), the rows of
 // the last incomplete block of sixteen by sqDist4 and one by one.
-func costTileAt(c, x, acc, pack []float64, i0, j0, n, dim int, metric Metric) {
+func tileSums(x, acc, pack []float64, i0, j0, n, dim int) {
 	i1, j1 := min(i0+costTile, n), min(j0+costTile, n)
 	blocks := (j1 - j0) / 16
 	jr := j0 + 16*blocks // first row after the blocks
@@ -116,6 +127,12 @@ func costTileAt(c, x, acc, pack []float64, i0, j0, n, dim int, metric Metric) {
 			}
 		}
 	}
+}
+
+// storeTile writes the costs of tileSums' tile to the entries (i, j) and
+// (j, i), i < j, of the n×n c.
+func storeTile(c, acc []float64, i0, j0, n int, metric Metric) {
+	i1, j1 := min(i0+costTile, n), min(j0+costTile, n)
 	for i := i0; i < i1; i++ {
 		row := acc[(i-i0)*costTile:]
 		for j := max(j0, i+1); j < j1; j++ {

@@ -21,6 +21,8 @@ type instance struct {
 	labels []int
 	theta  []float64 // length M
 	feat   []float64 // features when the problem gave them (for FeatureGrad)
+	c32    []float32 // SolveBlocks' bound: the costs of feat rounded down, columns by class (c32pos), or nil
+	c32pos []int     // column j of the costs is column c32pos[j] of c32
 	dim    int
 	metric Metric
 }
