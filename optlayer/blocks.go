@@ -38,8 +38,10 @@ import (
 // only lowers the bound's minima, so it stays a bound), with each class's
 // columns side by side, and each of the bound's passes reads them; above
 // it, or in fewer dimensions, every pass computes them again (n²·d work
-// each; at d = 16 that is faster than reading 4n² bytes). Measured at n =
-// 8000: MNIST pixels (d = 784) ... CIFAR-10 (d = 3072) ...
+// each). Measured (drknn-lfd -block 1000, ϑ = 0.1 × median, n = 8000):
+// MNIST pixels (d = 784) 14.8 → 6.4 s, CIFAR-10 (d = 3072) 53.7 → 14.5 s;
+// at d = 16 (`separated` / `overlap`, n = 10,000) the float32 costs gave
+// 12.9 / 4.6 s and 470 MB against 13.2 / 3.2 s and ≤ 150 MB on the fly.
 const (
 	blockCacheMax = 512 << 20
 	blockCacheDim = 64
