@@ -160,6 +160,140 @@ func StratifiedBlocks(labels []int, size int, seed int64) [][]int {
 	return blocks
 }
 
+// Blocks returns a partition of p's points into ⌈N/size⌉ blocks of at most
+// size points, for SolveBlocks: StratifiedBlocks's, except that exact
+// copies — points with identical features, or at zero cost to each other
+// with equal costs to every point — stay in one block (a copy of another
+// class is overlap at no cost, which blocks that separate the copies
+// lose). Groups of copies go first, whole, each to the block with the
+// fewest points (a group larger than a block is dealt point by point);
+// then every class's other points, shuffled, each to the block with the
+// fewest points of its class (then the fewest points) that has room.
+// Without copies it is StratifiedBlocks(p.Labels, size, seed).
+func Blocks(p *Problem, size int, seed int64) ([][]int, error) {
+	in, err := p.checked()
+	if err != nil {
+		return nil, err
+	}
+	n := in.n
+	groups := in.copyGroups()
+	if len(groups) == 0 || size <= 0 || n <= size {
+		return StratifiedBlocks(in.labels, size, seed), nil
+	}
+	nb := (n + size - 1) / size
+	rng := rand.New(rand.NewSource(seed ^ 0x1fdb10c))
+	blocks := make([][]int, nb)
+	perClass := make([][]int, nb) // block → class → points
+	for b := range perClass {
+		perClass[b] = make([]int, in.m)
+	}
+	put := func(b, i int) {
+		blocks[b] = append(blocks[b], i)
+		perClass[b][in.labels[i]]++
+	}
+	placed := make([]bool, n)
+	rng.Shuffle(len(groups), func(a, b int) { groups[a], groups[b] = groups[b], groups[a] })
+	for _, g := range groups {
+		best := -1
+		for b := range blocks {
+			if len(blocks[b])+len(g) <= size && (best < 0 || len(blocks[b]) < len(blocks[best])) {
+				best = b
+			}
+		}
+		if best < 0 {
+			continue // dealt point by point below
+		}
+		for _, i := range g {
+			put(best, i)
+			placed[i] = true
+		}
+	}
+	byClass := make([][]int, in.m)
+	for i, y := range in.labels {
+		if !placed[i] {
+			byClass[y] = append(byClass[y], i)
+		}
+	}
+	for c, idx := range byClass {
+		rng.Shuffle(len(idx), func(a, b int) { idx[a], idx[b] = idx[b], idx[a] })
+		for _, i := range idx {
+			best := -1
+			for b := range blocks {
+				if len(blocks[b]) >= size {
+					continue
+				}
+				if best < 0 || perClass[b][c] < perClass[best][c] ||
+					(perClass[b][c] == perClass[best][c] && len(blocks[b]) < len(blocks[best])) {
+					best = b
+				}
+			}
+			put(best, i) // nb·size ≥ n: some block has room
+		}
+	}
+	out := blocks[:0]
+	for _, b := range blocks {
+		if len(b) > 0 {
+			slices.Sort(b)
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// copyGroups returns the groups of two or more exact copies (Blocks), each
+// ascending, in the order of their first points.
+func (in *instance) copyGroups() [][]int {
+	n := in.n
+	row := func(i int) []float64 {
+		if in.cost != nil {
+			return in.cost[i*n : (i+1)*n]
+		}
+		return in.feat[i*in.dim : (i+1)*in.dim]
+	}
+	same := func(i, r int) bool {
+		if in.cost != nil {
+			return in.cost[i*n+r] == 0 && in.cost[r*n+i] == 0 && sameCosts(in.cost, n, i, r, in.sym)
+		}
+		return slices.Equal(row(i), row(r)) // −0 == 0
+	}
+	buckets := make(map[uint64][]int) // hash → the first point of each group with it
+	of := make([]int, n)              // point → its group's first point
+	for i := 0; i < n; i++ {
+		h := uint64(14695981039346656037)
+		for _, v := range row(i) {
+			if v == 0 {
+				v = 0 // −0 and 0 hash alike
+			}
+			h = (h ^ math.Float64bits(v)) * 1099511628211
+		}
+		of[i] = i
+		for _, r := range buckets[h] {
+			if same(i, r) {
+				of[i] = r
+				break
+			}
+		}
+		if of[i] == i {
+			buckets[h] = append(buckets[h], i)
+		}
+	}
+	members := make(map[int][]int)
+	var firsts []int
+	for i, r := range of {
+		if len(members[r]) == 0 {
+			firsts = append(firsts, r)
+		}
+		members[r] = append(members[r], i)
+	}
+	var groups [][]int
+	for _, r := range firsts {
+		if g := members[r]; len(g) > 1 {
+			groups = append(groups, g)
+		}
+	}
+	return groups
+}
+
 // SolveBlocks solves p with the transport restricted to the blocks, a
 // partition of the indices 0…N−1 (StratifiedBlocks makes one): each block
 // is solved by Solve with the settings s (Settings.Warm must be nil), on

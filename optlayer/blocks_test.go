@@ -392,3 +392,89 @@ func TestCosts32Down(t *testing.T) {
 		}
 	}
 }
+
+// TestBlocksCopies: Blocks keeps exact copies in one block (features and
+// costs, −0 and 0 alike), holds at most size points per block with every
+// class spread within a point or two, and is StratifiedBlocks without
+// copies.
+func TestBlocksCopies(t *testing.T) {
+	rng := rand.New(rand.NewSource(6))
+	const n, d, size = 300, 3, 70
+	x := make([]float64, n*d)
+	for k := range x {
+		x[k] = rng.NormFloat64()
+	}
+	labels := make([]int, n)
+	for i := range labels {
+		labels[i] = rng.Intn(3)
+	}
+	feat := &Problem{N: n, Features: x, Dim: d, Labels: labels, Theta: []float64{0.1}}
+	plain, err := Blocks(feat, size, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.EqualFunc(plain, StratifiedBlocks(labels, size, 2), slices.Equal) {
+		t.Fatal("without copies Blocks should be StratifiedBlocks")
+	}
+	// points 150…299 copy 0…149 (their own random labels), one copy with −0
+	x2 := slices.Clone(x)
+	copy(x2[150*d:], x2[:150*d])
+	x2[0], x2[150*d] = 0, math.Copysign(0, -1)
+	c, err := Costs(x2, n, d, Euclidean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]*Problem{
+		"features": {N: n, Features: x2, Dim: d, Labels: labels, Theta: []float64{0.1}},
+		"costs":    {N: n, Cost: c, Labels: labels, Theta: []float64{0.1}},
+	} {
+		bs, err := Blocks(p, size, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blockOf := make([]int, n)
+		seen := 0
+		for b, idx := range bs {
+			if len(idx) > size || !slices.IsSorted(idx) {
+				t.Fatalf("%s: block of %d points (at most %d), sorted %v", name, len(idx), size, slices.IsSorted(idx))
+			}
+			for _, i := range idx {
+				blockOf[i] = b
+				seen++
+			}
+		}
+		if seen != n || len(bs) != (n+size-1)/size {
+			t.Fatalf("%s: %d points in %d blocks", name, seen, len(bs))
+		}
+		for i := 0; i < 150; i++ {
+			if blockOf[i] != blockOf[i+150] {
+				t.Fatalf("%s: copies %d and %d in blocks %d and %d", name, i, i+150, blockOf[i], blockOf[i+150])
+			}
+		}
+	}
+	// the other points of each class spread evenly
+	x3 := slices.Clone(x)
+	copy(x3[250*d:], x3[:50*d]) // 50 copies, 200 other points
+	bs, err := Blocks(&Problem{N: n, Features: x3, Dim: d, Labels: labels, Theta: []float64{0.1}}, size, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cl := 0; cl < 3; cl++ {
+		lo, hi := n, 0
+		for _, idx := range bs {
+			k := 0
+			for _, i := range idx {
+				if labels[i] == cl {
+					k++
+				}
+			}
+			lo, hi = min(lo, k), max(hi, k)
+		}
+		if hi-lo > 8 {
+			t.Fatalf("class %d: %d–%d points per block", cl, lo, hi)
+		}
+	}
+	if _, err := Blocks(&Problem{N: 2, Labels: []int{0, 1}, Theta: []float64{1}}, 1, 0); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("no costs or features: %v", err)
+	}
+}

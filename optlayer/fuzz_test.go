@@ -115,7 +115,7 @@ func fuzzProblem(data []byte) (p *Problem, raw byte, rest []byte) {
 }
 
 // FuzzSolveBlocks solves FuzzSolve's problems whole and in blocks (a
-// partition drawn from the bytes left): SolveBlocks never panics, and its
+// partition drawn from the bytes left, or Blocks'): SolveBlocks never panics, and its
 // bounds bracket the whole problem's value: its lower bound is at most the
 // whole answer's objective and its objective at least the whole lower bound.
 func FuzzSolveBlocks(f *testing.F) {
@@ -141,6 +141,28 @@ func FuzzSolveBlocks(f *testing.F) {
 			blocks[b] = append(blocks[b], i)
 		}
 		blocks = slices.DeleteFunc(blocks, func(b []int) bool { return len(b) == 0 })
+		if len(rest) > 0 && rest[0]&1 == 1 {
+			// the command's partition: copies (from the bytes' costs) together
+			size := int(rest[0]/2)%p.N + 1
+			if blocks, err = Blocks(p, size, int64(raw)); err != nil {
+				t.Fatalf("Blocks(size %d): %v", size, err)
+			}
+			seen := make([]bool, p.N)
+			for _, b := range blocks {
+				if len(b) == 0 || len(b) > size {
+					t.Fatalf("Blocks(size %d): a block of %d points", size, len(b))
+				}
+				for _, i := range b {
+					if seen[i] {
+						t.Fatalf("Blocks: point %d twice", i)
+					}
+					seen[i] = true
+				}
+			}
+			if slices.Contains(seen, false) {
+				t.Fatalf("Blocks(size %d): %v misses a point", size, blocks)
+			}
+		}
 		r, err := SolveBlocks(p, blocks, &Settings{MaxIter: 400, LPOnly: raw&4 == 4})
 		if err != nil {
 			t.Fatalf("blocks %v: %v", blocks, err)

@@ -63,6 +63,16 @@ func w1Line(x, p, q []float64) float64 {
 	return w
 }
 
+// mustBlocks is optlayer.Blocks, the command's partition.
+func mustBlocks(t *testing.T, p *optlayer.Problem, size int, seed int64) [][]int {
+	t.Helper()
+	b, err := optlayer.Blocks(p, size, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // sumMax is Σ_i max_m P_m(i) of an M×n P.
 func sumMax(p []float64, m, n int) float64 {
 	var obj float64
@@ -258,7 +268,7 @@ func TestBlocks(t *testing.T) {
 		t.Fatalf("blocks: bound %v, objective %v; whole problem: [%v, %v]", o.LowerBound, o.Objective, whole.LowerBound, whole.Objective)
 	}
 	br, err := optlayer.SolveBlocks(&optlayer.Problem{N: n, Features: x, Dim: 1, Labels: yi, Theta: theta},
-		optlayer.StratifiedBlocks(yi, 20, 3), &optlayer.Settings{LPOnly: true})
+		mustBlocks(t, &optlayer.Problem{N: n, Features: x, Dim: 1, Labels: yi, Theta: theta}, 20, 3), &optlayer.Settings{LPOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +294,7 @@ func TestBlocks(t *testing.T) {
 		t.Fatalf("gradient %d×%d, %v; want %d×1", rows, cols, err, n)
 	}
 	br, err = optlayer.SolveBlocks(&optlayer.Problem{N: n, Features: x, Dim: 1, Labels: yi, Theta: theta},
-		optlayer.StratifiedBlocks(yi, 20, 3), nil)
+		mustBlocks(t, &optlayer.Problem{N: n, Features: x, Dim: 1, Labels: yi, Theta: theta}, 20, 3), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

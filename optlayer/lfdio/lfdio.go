@@ -59,7 +59,7 @@ type Request struct {
 	// and the median solve; the answers are identical, the last is written.
 	Repeat int
 	// Block > 0 solves in class-stratified random blocks of at most Block
-	// points (optlayer.StratifiedBlocks with Seed, optlayer.SolveBlocks):
+	// points (optlayer.Blocks with Seed, optlayer.SolveBlocks):
 	// an approximation for large n whose time and memory grow linearly in
 	// n; Tol applies to each block, and the Summary's gap is the whole
 	// problem's certified gap of the blocked answer. With GradPPath the
@@ -348,7 +348,10 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 // block computes its own costs from them, and the whole problem's N×N
 // costs are never formed.
 func (r *Request) solveBlocks(prob *optlayer.Problem, gradP []float64, set *optlayer.Settings) (*answer, *Summary, []float64, int, error) {
-	blocks := optlayer.StratifiedBlocks(prob.Labels, r.Block, r.Seed)
+	blocks, err := optlayer.Blocks(prob, r.Block, r.Seed)
+	if errors.Is(err, optlayer.ErrInvalid) {
+		return nil, nil, nil, 0, fmt.Errorf("%w: %w", ErrInput, err)
+	}
 	res, err := optlayer.SolveBlocks(prob, blocks, set)
 	if errors.Is(err, optlayer.ErrInvalid) {
 		return nil, nil, nil, 0, fmt.Errorf("%w: %w", ErrInput, err)
