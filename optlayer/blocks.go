@@ -27,10 +27,13 @@ import (
 // class one λ_m ≥ 0, the best of the blocks' λ_m (at most blockLambdas of
 // them): LB = Σ_m max_λ [(1/n_m) Σ_{j of class m} min_i (α_m(i) + λ c(i,j)) −
 // λ ϑ_m], the minimum over every row i of the whole set — so the transport
-// across blocks that the blocks never used is priced in. Objective − LB
-// bounds what the blocks cost against the exact LFD; the pass is O(n²·K)
-// time (K ≤ blockLambdas) and O(n) memory beyond the costs (from Features
-// the costs are computed on the fly, never stored).
+// across blocks that the blocks never used is priced in — and then at the
+// duals of two c-transform rounds from there (wholeBound). Objective − LB
+// bounds what the blocks cost against the exact LFD; each of the bound's
+// five passes is O(n²·K) time (K ≤ blockLambdas + 3) and O(M·n) memory
+// beyond the costs, which from Features are computed on the fly or, from
+// 64 dimensions on, once as float32 (blockCacheMax). Blocks, the partition
+// drknn-lfd uses, keeps exact copies of a point in one block.
 
 // blockCacheMax is the most memory (bytes) the bound of a Features problem
 // of blockCacheDim or more dimensions spends on the costs: up to it (n ≤
