@@ -56,21 +56,13 @@ const (
 func costs32Down(x []float64, n, dim int, metric Metric, pos []int) []float32 {
 	c := make([]float32, n*n)
 	forCostTiles(x, n, dim, func(acc []float64, i0, j0 int) {
-		i1, j1 := min(i0+costTile, n), min(j0+costTile, n)
-		for i := i0; i < i1; i++ {
-			row := acc[(i-i0)*costTile:]
-			for j := max(j0, i+1); j < j1; j++ {
-				v := row[j-j0]
-				if metric == Euclidean {
-					v = math.Sqrt(v)
-				}
-				f := float32(v)
-				if float64(f) > v {
-					f = math.Nextafter32(f, 0)
-				}
-				c[i*n+pos[j]], c[j*n+pos[i]] = f, f
+		tileCosts(acc, i0, j0, n, metric, func(i, j int, v float64) {
+			f := float32(v)
+			if float64(f) > v {
+				f = math.Nextafter32(f, 0)
 			}
-		}
+			c[i*n+pos[j]], c[j*n+pos[i]] = f, f
+		})
 	})
 	return c
 }

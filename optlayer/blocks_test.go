@@ -35,17 +35,7 @@ func TestStratifiedBlocks(t *testing.T) {
 		}
 	}
 	for c := 0; c < 5; c++ {
-		lo, hi := len(labels), 0
-		for _, b := range bs {
-			k := 0
-			for _, i := range b {
-				if labels[i] == c {
-					k++
-				}
-			}
-			lo, hi = min(lo, k), max(hi, k)
-		}
-		if hi-lo > 1 {
+		if lo, hi := classSpread(labels, bs, c); hi-lo > 1 {
 			t.Fatalf("class %d: %d–%d points per block, want a spread ≤ 1", c, lo, hi)
 		}
 	}
@@ -58,6 +48,22 @@ func TestStratifiedBlocks(t *testing.T) {
 	if one := StratifiedBlocks(labels, 0, 1); len(one) != 1 || len(one[0]) != len(labels) {
 		t.Fatal("size 0 should give one block of every index")
 	}
+}
+
+// classSpread returns the fewest and the most points of class c in a
+// block of bs.
+func classSpread(labels []int, bs [][]int, c int) (lo, hi int) {
+	lo = len(labels)
+	for _, b := range bs {
+		k := 0
+		for _, i := range b {
+			if labels[i] == c {
+				k++
+			}
+		}
+		lo, hi = min(lo, k), max(hi, k)
+	}
+	return lo, hi
 }
 
 // blocksFeatures draws n points in dim dimensions, class means shifted,
@@ -460,17 +466,7 @@ func TestBlocksCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for cl := 0; cl < 3; cl++ {
-		lo, hi := n, 0
-		for _, idx := range bs {
-			k := 0
-			for _, i := range idx {
-				if labels[i] == cl {
-					k++
-				}
-			}
-			lo, hi = min(lo, k), max(hi, k)
-		}
-		if hi-lo > 8 {
+		if lo, hi := classSpread(labels, bs, cl); hi-lo > 8 {
 			t.Fatalf("class %d: %d–%d points per block", cl, lo, hi)
 		}
 	}

@@ -26,7 +26,10 @@ func Costs(x []float64, n, dim int, metric Metric) ([]float64, error) {
 	}
 	c := make([]float64, n*n)
 	forCostTiles(x, n, dim, func(acc []float64, i0, j0 int) {
-		storeTile(c, acc, i0, j0, n, metric)
+		tileCosts(acc, i0, j0, n, metric, func(i, j int, v float64) {
+			c[i*n+j] = v
+			c[j*n+i] = v
+		})
 	})
 	for i := 0; i < n; i++ {
 		for j, v := range c[i*n+i+1 : (i+1)*n] {
@@ -129,9 +132,9 @@ func tileSums(x, acc, pack []float64, i0, j0, n, dim int) {
 	}
 }
 
-// storeTile writes the costs of tileSums' tile to the entries (i, j) and
-// (j, i), i < j, of the n×n c.
-func storeTile(c, acc []float64, i0, j0, n int, metric Metric) {
+// tileCosts calls put(i, j, c(i, j)) for the pairs i < j of tileSums'
+// tile.
+func tileCosts(acc []float64, i0, j0, n int, metric Metric, put func(i, j int, v float64)) {
 	i1, j1 := min(i0+costTile, n), min(j0+costTile, n)
 	for i := i0; i < i1; i++ {
 		row := acc[(i-i0)*costTile:]
@@ -140,8 +143,7 @@ func storeTile(c, acc []float64, i0, j0, n int, metric Metric) {
 			if metric == Euclidean {
 				v = math.Sqrt(v)
 			}
-			c[i*n+j] = v
-			c[j*n+i] = v
+			put(i, j, v)
 		}
 	}
 }
