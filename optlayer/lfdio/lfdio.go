@@ -2,7 +2,8 @@
 // files: the work behind the drknn-lfd command, as a library call.
 //
 // Run reads the costs (or features and a metric), the labels and an optional
-// upstream gradient, solves with optlayer.Solve, checks the certificate,
+// upstream gradient, solves with optlayer.Solve (or in blocks with
+// optlayer.SolveBlocks), checks the certificate,
 // differentiates when asked and writes P* (and the gradient) atomically.
 // Every error that comes from the request or its files wraps ErrInput; an
 // answer whose relative gap misses the tolerance wraps ErrUncertified and
@@ -60,8 +61,9 @@ type Request struct {
 	Repeat int
 	// Block > 0 solves in class-stratified random blocks of at most Block
 	// points (optlayer.Blocks with Seed, optlayer.SolveBlocks):
-	// an approximation for large n whose time and memory grow linearly in
-	// n; Tol applies to each block, and the Summary's gap is the whole
+	// an approximation for large n, far lighter than the exact solve (the
+	// blocks' work is linear in n, their certificate's quadratic in time);
+	// Tol applies to each block, and the Summary's gap is the whole
 	// problem's certified gap of the blocked answer. With GradPPath the
 	// gradient is the blocked map's (optlayer.BlocksResult.VJP, FeatureVJP).
 	Block int
