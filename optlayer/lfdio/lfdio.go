@@ -3,8 +3,8 @@
 //
 // Run reads the costs (or features and a metric), the labels and an optional
 // upstream gradient, solves with optlayer.Solve (or in blocks with
-// optlayer.SolveBlocks), checks the certificate,
-// differentiates when asked and writes P* (and the gradient) atomically.
+// optlayer.SolveBlocks), checks the certificate, differentiates when asked
+// and writes P* (and the gradient) atomically.
 // Every error that comes from the request or its files wraps ErrInput; an
 // answer whose relative gap misses the tolerance wraps ErrUncertified and
 // writes nothing unless Request.AllowUncertified is set.
