@@ -2,6 +2,7 @@ package optlayer
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand"
@@ -472,5 +473,47 @@ func TestBlocksCopies(t *testing.T) {
 	}
 	if _, err := Blocks(&Problem{N: 2, Labels: []int{0, 1}, Theta: []float64{1}}, 1, 0); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("no costs or features: %v", err)
+	}
+}
+
+var blockSize = flag.Int("block-size", 1000, "BenchmarkBlocks: the blocks' size")
+
+// BenchmarkBlocks solves BenchmarkHard's instances (-hard-sizes,
+// -hard-seed) in blocks of -block-size (Blocks, SolveBlocks with LPOnly, as
+// drknn-lfd -block): the objective, the whole problem's certified bound and
+// its relative gap, the largest block's gap.
+//
+//	go test ./optlayer -run '^$' -bench Blocks -benchtime 1x -args -hard-sizes 10000 [-block-size 2000]
+func BenchmarkBlocks(b *testing.B) {
+	sizes, err := sizeList("hard-sizes", *hardSizes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range sizes {
+		for _, kind := range hardBenchKinds {
+			b.Run(fmt.Sprintf("%s/n=%d/block=%d", kind, n, *blockSize), func(b *testing.B) {
+				p := hardProblem(kind, *hardSeed, n, 10)
+				b.ResetTimer()
+				var r *BlocksResult
+				c0 := cpuTime()
+				for i := 0; i < b.N; i++ {
+					bs, err := Blocks(p, *blockSize, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if r, err = SolveBlocks(p, bs, &Settings{LPOnly: true}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if r.Status != Optimal {
+					b.Fatalf("status %d, largest block gap %g", r.Status, r.BlockRelGap)
+				}
+				b.ReportMetric(float64(cpuTime()-c0)/1e6/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(r.Objective, "objective")
+				b.ReportMetric(r.LowerBound, "bound")
+				b.ReportMetric(r.RelGap, "relgap")
+				b.ReportMetric(r.BlockRelGap, "block-relgap")
+			})
+		}
 	}
 }
