@@ -36,6 +36,10 @@ type Settings struct {
 	// return ErrNotConverged. Ignored with Plans.
 	LPOnly bool
 	Warm   *Dual // optional warm start from an earlier Result.Dual
+	// NoBlocksBound skips SolveBlocks' certificate of the whole problem
+	// (O(n²) time: far beyond 10⁴ points it, not the blocks, dominates);
+	// BlocksResult.LowerBound is then the trivial bound 1. Solve ignores it.
+	NoBlocksBound bool
 
 	// RegTol is the relative marginal residual (L1 column violation / M and
 	// relative budget violation) the regularised solve must reach before PReg

@@ -296,7 +296,7 @@ func (in *instance) copyGroups() [][]int {
 // depend on the number of cores). The answer is feasible for p; its gap to p's certified
 // lower bound says what the blocks cost (above). Problems are validated
 // before any solve, and a Problem with Features never has its N×N costs
-// materialised.
+// materialised. Settings.NoBlocksBound skips the certificate (LowerBound 1).
 func SolveBlocks(p *Problem, blocks [][]int, s *Settings) (*BlocksResult, error) {
 	return solveBlocks(p, blocks, s, blockOpts{boundRounds, blockCacheMax, blockCacheDim})
 }
@@ -431,7 +431,10 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, o blockOpts) (*BlocksR
 			}
 		}
 	}
-	if in.cost == nil && in.dim >= o.cacheDim && 4*float64(n)*float64(n) <= o.cacheMax {
+	if s != nil && s.NoBlocksBound {
+		o.rounds = -1 // no bound: LowerBound stays the trivial 1
+	}
+	if o.rounds >= 0 && in.cost == nil && in.dim >= o.cacheDim && 4*float64(n)*float64(n) <= o.cacheMax {
 		in.c32pos = make([]int, n)
 		k := 0
 		for _, cols := range classCols(in) {
@@ -443,7 +446,10 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, o blockOpts) (*BlocksR
 		in.c32 = costs32Down(in.feat, n, in.dim, in.metric, in.c32pos)
 	}
 	// v ≥ Σ_i P_1(i) = 1 for any P: the bound is at least that
-	out.LowerBound = max(1, wholeBound(in, blocks, alpha, lams, o.rounds))
+	out.LowerBound = 1
+	if o.rounds >= 0 {
+		out.LowerBound = max(1, wholeBound(in, blocks, alpha, lams, o.rounds))
+	}
 	in.c32, in.c32pos = nil, nil
 	out.Gap = max(0, out.Objective-out.LowerBound)
 	out.RelGap = out.Gap / out.LowerBound

@@ -517,3 +517,24 @@ func BenchmarkBlocks(b *testing.B) {
 		}
 	}
 }
+
+// TestSolveBlocksNoBound: without the whole problem's certificate the
+// answer is the same and the bound the trivial 1.
+func TestSolveBlocksNoBound(t *testing.T) {
+	_, p := blocksFeatures(3, 40, 3, 2, 0.3)
+	blocks := StratifiedBlocks(p.Labels, 14, 1)
+	with, err := SolveBlocks(p, blocks, &Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := SolveBlocks(p, blocks, &Settings{LPOnly: true, NoBlocksBound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(with.P, without.P) || with.Objective != without.Objective {
+		t.Fatal("NoBlocksBound changed the answer")
+	}
+	if without.LowerBound != 1 || without.Gap != without.Objective-1 || with.LowerBound <= 1 {
+		t.Fatalf("bounds %v (with the certificate %v), gap %v", without.LowerBound, with.LowerBound, without.Gap)
+	}
+}

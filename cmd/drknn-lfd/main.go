@@ -5,7 +5,8 @@
 //	drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean])
 //	          -labels y.npy -theta 0.1 | -theta 0.1,0.2,…
 //	          [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N]
-//	          [-block B [-seed S]] -out P.npy [-grad-p G.npy -grad-out D.npy]
+//	          [-block B [-seed S] [-block-bound=false]] -out P.npy
+//	          [-grad-p G.npy -grad-out D.npy]
 //
 // Inputs are .npy files as numpy.save writes them: costs C float64 (or
 // float32) n×n with a zero diagonal, or features X n×d with costs
@@ -31,7 +32,8 @@
 // are never formed). P.npy is the blocks' answers mixed, feasible for the
 // whole problem; -tol applies to each block; objective, lower_bound and
 // rel_gap are the whole problem's certified bounds on it (what the blocks
-// may cost), and blocks and block_rel_gap are added. With -grad-p the
+// may cost), and blocks and block_rel_gap are added; -block-bound=false
+// skips that certificate (O(n²) time; lower_bound is then 1). With -grad-p the
 // gradient is the blocked map's: costs between blocks do not enter it.
 // Bad input gives one line on standard error, exit status 2 and no output
 // file; a solve stopped by -max-iter before its gap reaches -tol exits 3
@@ -57,7 +59,7 @@ import (
 	"github.com/drknn/drknn/optlayer/lfdio"
 )
 
-const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean]) -labels y.npy -theta T[,T…] [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N] [-block B [-seed S]] -out P.npy [-grad-p G.npy -grad-out D.npy]"
+const usage = "usage: drknn-lfd (-cost C.npy | -features X.npy [-metric euclidean|sqeuclidean]) -labels y.npy -theta T[,T…] [-eps E] [-tol T] [-max-iter N] [-allow-uncertified] [-repeat N] [-block B [-seed S] [-block-bound=false]] -out P.npy [-grad-p G.npy -grad-out D.npy]"
 
 func main() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -188,6 +190,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize fu
 	fs.IntVar(&r.Repeat, "repeat", 0, "timing: solve N times in this process and report seconds_min and seconds_median")
 	fs.IntVar(&r.Block, "block", 0, "solve in class-stratified blocks of at most B points (an approximation; 0: the whole problem)")
 	fs.Int64Var(&r.Seed, "seed", 0, "seed of -block's random blocks")
+	blockBound := fs.Bool("block-bound", true, "with -block: certify the blocked answer on the whole problem (O(n²) time)")
 	fs.StringVar(&r.OutPath, "out", "", "output P* (.npy, float64 M×n)")
 	fs.StringVar(&r.GradPPath, "grad-p", "", "upstream gradient ∂L/∂P (.npy, float64 M×n)")
 	fs.StringVar(&r.GradOutPath, "grad-out", "", "output ∂L/∂C (n×n) or ∂L/∂X (n×d) (.npy)")
@@ -206,6 +209,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize fu
 	if len(args) == 0 {
 		return fmt.Errorf("%w: no arguments; %s", lfdio.ErrInput, usage)
 	}
+	r.NoBlockBound = !*blockBound
 	var err error
 	if r.Theta, err = lfdio.ParseTheta(*theta); err != nil {
 		return err

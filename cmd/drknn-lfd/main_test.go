@@ -278,6 +278,22 @@ func TestBlocks(t *testing.T) {
 		}
 	}
 	t.Logf("whole problem %.6f, blocks %.6f (certified bound %.6f)", whole.Objective, o.Objective, o.LowerBound)
+	// -block-bound=false: the same P, the trivial bound
+	code, so, se = runCmd(t, "-features", xpath, "-labels", ypath, "-theta", "0.15,0.3,0.2", "-block", "20", "-seed", "3", "-block-bound=false", "-out", ppath)
+	if code != 0 {
+		t.Fatalf("-block-bound=false: exit %d: %s", code, se)
+	}
+	var o2 out
+	if err := json.Unmarshal([]byte(so), &o2); err != nil {
+		t.Fatal(err)
+	}
+	p2, _, _, err := npy.ReadMatrix(ppath, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p2, p) || o2.Objective != o.Objective || o2.LowerBound != 1 || o.LowerBound <= 1 {
+		t.Fatalf("-block-bound=false: objective %v, bound %v; with it %v, %v", o2.Objective, o2.LowerBound, o.Objective, o.LowerBound)
+	}
 	// -grad-p: the blocked map's gradient, ∂L/∂X (n×1), the library's
 	g := make([]float64, m*n)
 	for k := range g {
@@ -460,50 +476,51 @@ func TestBadInput(t *testing.T) {
 		return append([]string{"-labels", ypath, "-theta", "0.1", "-out", out}, extra...)
 	}
 	cases := map[string][]string{
-		"no args":                  {},
-		"neither cost nor feats":   base(),
-		"both cost and features":   base("-cost", cpath, "-features", xpath),
-		"no labels":                {"-cost", cpath, "-theta", "0.1", "-out", out},
-		"no out":                   {"-cost", cpath, "-labels", ypath, "-theta", "0.1"},
-		"no theta":                 {"-cost", cpath, "-labels", ypath, "-out", out},
-		"negative theta":           base("-cost", cpath, "-theta", "-0.1"),
-		"negative theta in list":   base("-cost", cpath, "-theta", "0.1,-0.2"),
-		"nan theta":                base("-cost", cpath, "-theta", "NaN"),
-		"theta not a number":       base("-cost", cpath, "-theta", "abc"),
-		"wrong theta count":        base("-cost", cpath, "-theta", "0.1,0.2,0.3"),
-		"grad-out without grad-p":  base("-cost", cpath, "-grad-out", gout),
-		"grad-p without grad-out":  base("-cost", cpath, "-grad-p", gpath),
-		"grad-p wrong shape":       base("-cost", cpath, "-grad-p", gbad, "-grad-out", gout),
-		"grad-p missing":           base("-cost", cpath, "-grad-p", missing, "-grad-out", gout),
-		"cost NaN":                 base("-cost", cnanPath),
-		"cost Inf":                 base("-cost", cinfPath),
-		"cost negative":            base("-cost", cnegPath),
-		"cost diagonal":            base("-cost", cdiagPath),
-		"cost too small":           base("-cost", csmall),
-		"cost not square":          base("-cost", crect),
-		"cost rank 1":              base("-cost", cvec),
-		"cost truncated":           base("-cost", trunc),
-		"cost garbage":             base("-cost", garbage),
-		"cost missing":             base("-cost", missing),
-		"labels too big":           {"-cost", cpath, "-labels", ybig, "-theta", "0.1", "-out", out},
-		"labels negative":          {"-cost", cpath, "-labels", yneg, "-theta", "0.1", "-out", out},
-		"labels skip a class":      {"-cost", cpath, "-labels", ygap, "-theta", "0.1", "-out", out},
-		"labels short":             {"-cost", cpath, "-labels", yshort, "-theta", "0.1", "-out", out},
-		"labels are floats":        {"-cost", cpath, "-labels", cpath, "-theta", "0.1", "-out", out},
-		"features NaN":             base("-features", xnanPath),
-		"features wrong rows":      base("-features", xshort),
-		"metric unknown":           base("-features", xpath, "-metric", "manhattan"),
-		"metric with cost":         base("-cost", cpath, "-metric", "euclidean"),
-		"bad eps":                  base("-cost", cpath, "-eps", "0"),
-		"bad tol":                  base("-cost", cpath, "-tol", "-1"),
-		"unknown flag":             base("-cost", cpath, "-bogus"),
-		"extra argument":           base("-cost", cpath, "extra"),
-		"out is an input":          {"-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", cpath},
-		"block negative":           base("-cost", cpath, "-block", "-1"),
-		"block not a number":       base("-cost", cpath, "-block", "two"),
-		"block grad-p wrong shape": base("-cost", cpath, "-block", "3", "-grad-p", gbad, "-grad-out", gout),
-		"block features NaN":       base("-features", xnanPath, "-block", "3"),
-		"block cost NaN":           base("-cost", cnanPath, "-block", "3"),
+		"no args":                   {},
+		"neither cost nor feats":    base(),
+		"both cost and features":    base("-cost", cpath, "-features", xpath),
+		"no labels":                 {"-cost", cpath, "-theta", "0.1", "-out", out},
+		"no out":                    {"-cost", cpath, "-labels", ypath, "-theta", "0.1"},
+		"no theta":                  {"-cost", cpath, "-labels", ypath, "-out", out},
+		"negative theta":            base("-cost", cpath, "-theta", "-0.1"),
+		"negative theta in list":    base("-cost", cpath, "-theta", "0.1,-0.2"),
+		"nan theta":                 base("-cost", cpath, "-theta", "NaN"),
+		"theta not a number":        base("-cost", cpath, "-theta", "abc"),
+		"wrong theta count":         base("-cost", cpath, "-theta", "0.1,0.2,0.3"),
+		"grad-out without grad-p":   base("-cost", cpath, "-grad-out", gout),
+		"grad-p without grad-out":   base("-cost", cpath, "-grad-p", gpath),
+		"grad-p wrong shape":        base("-cost", cpath, "-grad-p", gbad, "-grad-out", gout),
+		"grad-p missing":            base("-cost", cpath, "-grad-p", missing, "-grad-out", gout),
+		"cost NaN":                  base("-cost", cnanPath),
+		"cost Inf":                  base("-cost", cinfPath),
+		"cost negative":             base("-cost", cnegPath),
+		"cost diagonal":             base("-cost", cdiagPath),
+		"cost too small":            base("-cost", csmall),
+		"cost not square":           base("-cost", crect),
+		"cost rank 1":               base("-cost", cvec),
+		"cost truncated":            base("-cost", trunc),
+		"cost garbage":              base("-cost", garbage),
+		"cost missing":              base("-cost", missing),
+		"labels too big":            {"-cost", cpath, "-labels", ybig, "-theta", "0.1", "-out", out},
+		"labels negative":           {"-cost", cpath, "-labels", yneg, "-theta", "0.1", "-out", out},
+		"labels skip a class":       {"-cost", cpath, "-labels", ygap, "-theta", "0.1", "-out", out},
+		"labels short":              {"-cost", cpath, "-labels", yshort, "-theta", "0.1", "-out", out},
+		"labels are floats":         {"-cost", cpath, "-labels", cpath, "-theta", "0.1", "-out", out},
+		"features NaN":              base("-features", xnanPath),
+		"features wrong rows":       base("-features", xshort),
+		"metric unknown":            base("-features", xpath, "-metric", "manhattan"),
+		"metric with cost":          base("-cost", cpath, "-metric", "euclidean"),
+		"bad eps":                   base("-cost", cpath, "-eps", "0"),
+		"bad tol":                   base("-cost", cpath, "-tol", "-1"),
+		"unknown flag":              base("-cost", cpath, "-bogus"),
+		"extra argument":            base("-cost", cpath, "extra"),
+		"out is an input":           {"-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", cpath},
+		"block negative":            base("-cost", cpath, "-block", "-1"),
+		"block-bound without block": base("-cost", cpath, "-block-bound=false"),
+		"block not a number":        base("-cost", cpath, "-block", "two"),
+		"block grad-p wrong shape":  base("-cost", cpath, "-block", "3", "-grad-p", gbad, "-grad-out", gout),
+		"block features NaN":        base("-features", xnanPath, "-block", "3"),
+		"block cost NaN":            base("-cost", cnanPath, "-block", "3"),
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {

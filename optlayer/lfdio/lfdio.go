@@ -68,6 +68,9 @@ type Request struct {
 	// gradient is the blocked map's (optlayer.BlocksResult.VJP, FeatureVJP).
 	Block int
 	Seed  int64
+	// NoBlockBound skips the whole problem's certificate of a blocked
+	// answer (optlayer.Settings.NoBlocksBound): lower_bound is then 1.
+	NoBlockBound bool
 	// Sized, if set, is called with n once the labels are read, before the
 	// costs or features (the command sets its garbage-collector policy
 	// there).
@@ -146,6 +149,8 @@ func (r *Request) check() (optlayer.Metric, error) {
 		return 0, inputf("-repeat %d: want ≥ 0", r.Repeat)
 	case r.Block < 0:
 		return 0, inputf("-block %d: want ≥ 0 (0: the whole problem)", r.Block)
+	case r.NoBlockBound && r.Block == 0:
+		return 0, inputf("-block-bound=false applies only with -block")
 	}
 	if err := distinctOutputs(r.OutPath, r.GradOutPath, r.CostPath, r.FeaturesPath, r.LabelsPath, r.GradPPath); err != nil {
 		return 0, err
@@ -293,6 +298,7 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 	// without a gradient only the certified LP answer is needed
 	set := &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter, LPOnly: gradP == nil}
 	if r.Block > 0 {
+		set.NoBlocksBound = r.NoBlockBound
 		return r.solveBlocks(prob, gradP, set)
 	}
 	p := prob
