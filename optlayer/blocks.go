@@ -374,18 +374,18 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, o blockOpts) (*BlocksR
 	}
 	alpha := make([]float64, M*n)
 	lams := make([][]float64, M) // the blocks' λ_m
+	inBlock := make([]int, M)    // a block's points of each class
 	for b, idx := range blocks {
 		r, cls := out.Blocks[b], clsOf[b]
 		nb := len(idx)
-		out.parts[b] = blockPart{idx: idx, cls: cls, w: make([]float64, len(cls))}
+		// the caller's slice is not kept: VJP must see these points
+		out.parts[b] = blockPart{idx: slices.Clone(idx), cls: cls, w: make([]float64, len(cls))}
+		clear(inBlock)
+		for _, i := range idx {
+			inBlock[in.labels[i]]++
+		}
 		for j, c := range cls {
-			k := 0
-			for _, i := range idx {
-				if in.labels[i] == c {
-					k++
-				}
-			}
-			w := float64(k) / float64(classN[c])
+			w := float64(inBlock[c]) / float64(classN[c])
 			out.parts[b].w[j] = w
 			for t, i := range idx {
 				out.P[c*n+i] = w * r.P[j*nb+t]
