@@ -320,11 +320,8 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 		}
 	}
 	res, err := optlayer.Solve(p, set)
-	if errors.Is(err, optlayer.ErrInvalid) {
-		return nil, nil, nil, 0, fmt.Errorf("%w: %w", ErrInput, err)
-	}
 	if err != nil {
-		return nil, nil, nil, 0, fmt.Errorf("solve: %w", err)
+		return nil, nil, nil, 0, solveError(err)
 	}
 	sum := &Summary{Objective: res.Objective, LowerBound: res.LowerBound, Gap: res.Gap, RelGap: res.RelGap,
 		Iterations: res.Iterations, Status: "optimal"}
@@ -357,15 +354,12 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 // costs are never formed.
 func (r *Request) solveBlocks(prob *optlayer.Problem, gradP []float64, set *optlayer.Settings) (*answer, *Summary, []float64, int, error) {
 	blocks, err := optlayer.Blocks(prob, r.Block, r.Seed)
-	if errors.Is(err, optlayer.ErrInvalid) {
-		return nil, nil, nil, 0, fmt.Errorf("%w: %w", ErrInput, err)
+	if err != nil {
+		return nil, nil, nil, 0, solveError(err)
 	}
 	res, err := optlayer.SolveBlocks(prob, blocks, set)
-	if errors.Is(err, optlayer.ErrInvalid) {
-		return nil, nil, nil, 0, fmt.Errorf("%w: %w", ErrInput, err)
-	}
 	if err != nil {
-		return nil, nil, nil, 0, fmt.Errorf("solve: %w", err)
+		return nil, nil, nil, 0, solveError(err)
 	}
 	sum := &Summary{Objective: res.Objective, LowerBound: res.LowerBound, Gap: res.Gap, RelGap: res.RelGap,
 		Iterations: res.Iterations, Status: "optimal", Blocks: len(blocks), BlockRelGap: res.BlockRelGap}
@@ -390,6 +384,15 @@ func (r *Request) solveBlocks(prob *optlayer.Problem, gradP []float64, set *optl
 		return nil, nil, nil, 0, fmt.Errorf("gradient: %w", err)
 	}
 	return &answer{p: res.P, m: res.M}, sum, grad, cols, nil
+}
+
+// solveError wraps an error of the solver: bad input (optlayer.ErrInvalid)
+// as ErrInput, anything else as a failed solve.
+func solveError(err error) error {
+	if errors.Is(err, optlayer.ErrInvalid) {
+		return fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	return fmt.Errorf("solve: %w", err)
 }
 
 // bigFeatures is the size (float64 values, 8 MB) from which solve collects
