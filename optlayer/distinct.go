@@ -20,14 +20,22 @@ package optlayer
 //
 // The reduced LP is solved by a primal–dual interior-point method
 // (Mehrotra's predictor–corrector with Gondzio's centrality correctors, on
-// the normal equations with the sources' rows eliminated and the rest by
-// dense Cholesky: at most distinctMaxRows constraints). Its answer is certified as every
-// other: the primal's plan is made exactly feasible (each source's column
-// rescaled to its mass, the plan shrunk towards the zero-cost plan until
-// the budget holds) and the lower bound is the certificate's formula at the
-// dual's α (clipped to ≥ 0, each location's sum at most 1) and λ (≥ 0),
-// which bounds the LP value whatever the iterations' rounding. When the two
-// are not within Tol the solve goes on as if this had not been tried.
+// the normal equations with the sources' rows eliminated; the caps and
+// budgets left by dense Cholesky when the LP has at most distinctMaxRows
+// constraints, else by the Woodbury identity over the classes' blocks:
+// normalEq). Its answer is certified as every other: the primal's plan is
+// made exactly feasible (each source's column rescaled to its mass, the
+// plan shrunk towards the zero-cost plan until the budget holds) and the
+// lower bound is the certificate's formula at the dual's α (clipped to ≥ 0,
+// each location's sum at most 1) and λ (≥ 0), which bounds the LP value
+// whatever the iterations' rounding. The iterations stop when they converge
+// (ipmTol) or, from ipmCertFrom on (on the Woodbury path from the first),
+// as soon as that certificate holds within Tol: with 64–96 locations the
+// iterations' steps stay short (the ties make the optimal face large) and
+// convergence to ipmTol takes more than ipmMaxIter iterations, while the
+// certificate holds after 40–70 (docs/PERFORMANCE.md, session of
+// 2026-11-27, 19:17– UTC). When it does not hold the solve goes on as if
+// this had not been tried.
 
 import (
 	"math"
@@ -37,11 +45,20 @@ import (
 )
 
 const (
-	distinctMaxL    = 64  // the most locations looked for
-	distinctMaxRows = 600 // the most constraints of the reduced LP
-	ipmMaxIter      = 80
-	ipmTol          = 1e-11
-	ipmCorrectors   = 3 // Gondzio's centrality correctors per iteration at most
+	distinctMaxL    = 96  // the most locations looked for
+	distinctMaxRows = 600 // the most constraints of the reduced LP for the dense path
+	// distinctMaxWork: the most M·(L+1)³ (the blocks' Cholesky) for the
+	// Woodbury path: L = 92 at M = 10. At L = 125 / 128 (M = 10) the
+	// iterations took 3.7–4.7 s where the entropic solve takes 1.4–2.0 s
+	distinctMaxWork = 8e6
+	// ipmCertFrom: the dense path's first iteration that looks at the
+	// certificate; before it the iterations converge to ipmTol on the
+	// instances with few locations (10–24 iterations in two and three
+	// dimensions) and give the LP's own answer
+	ipmCertFrom   = 30
+	ipmMaxIter    = 80
+	ipmTol        = 1e-11
+	ipmCorrectors = 3 // Gondzio's centrality correctors per iteration at most
 )
 
 // reducedLP is the LP over locations in standard form (minimise cᵀx, Ax =
@@ -89,21 +106,42 @@ func solveDistinct(in *instance, cfg config) *Result {
 	loc, count := ls.loc, ls.count
 	n, M, L := in.n, in.m, len(ls.reps)
 	r := newReducedLP(ls, in.theta)
-	if r.nSrc+M*L+M > distinctMaxRows {
-		return nil
-	}
-	x, y, ok := r.solve()
-	if !ok {
+	dense := r.nSrc+M*L+M <= distinctMaxRows
+	if !dense && float64(M)*math.Pow(float64(L+1), 3) > distinctMaxWork {
 		return nil
 	}
 	alpha := make([]float64, M*L)
 	lam := make([]float64, M)
-	for m := 0; m < M; m++ {
-		for l := 0; l < L; l++ {
-			alpha[m*L+l] = -y[r.nSrc+m*L+l]
+	duals := func(y []float64) {
+		for m := 0; m < M; m++ {
+			for l := 0; l < L; l++ {
+				alpha[m*L+l] = -y[r.nSrc+m*L+l]
+			}
+			lam[m] = -y[r.nSrc+M*L+m]
 		}
-		lam[m] = -y[r.nSrc+M*L+m]
 	}
+	// certified: the iterate's rounded plan and clipped dual are within
+	// the solve's tolerance (at the locations; the answer's own check
+	// below has the same sums, so the margin is only for their rounding)
+	certified := func(x, y []float64) bool {
+		duals(y)
+		PL := r.round(x[:r.nG])
+		var obj float64
+		for l := 0; l < L; l++ {
+			var mx float64
+			for m := 0; m < M; m++ {
+				mx = max(mx, PL[m*L+l])
+			}
+			obj += mx
+		}
+		lb := max(1, r.bound(alpha, lam))
+		return obj-lb <= 0.9*cfg.tol*lb
+	}
+	x, y, ok := r.solve(dense, certified)
+	if !ok {
+		return nil
+	}
+	duals(y)
 	PL := r.round(x[:r.nG])
 	res := &Result{M: M, N: n, P: make([]float64, M*n), Status: Optimal, Epsilon: cfg.eps}
 	for m := 0; m < M; m++ {
@@ -198,31 +236,66 @@ func (r *reducedLP) system() (c []float64, cols [][]spEnt, b []float64) {
 // Σ_ℓ D γ(ℓ, q) > 0 (a source sends its mass somewhere), and each source
 // row meets only its class's L caps and budget (w_i below). The rest —
 // caps and budgets, M·L + M rows — is the Schur complement C − Σ_i w_i
-// w_iᵀ / d_S(i), factorised by dense Cholesky: the same elimination as a
-// Cholesky of the whole matrix with the sources ordered first (stable for
-// any symmetric order), at ((ML + M) / (nSrc + ML + M))³ of its cost.
+// w_iᵀ / d_S(i): the same elimination as a Cholesky of the whole matrix
+// with the sources ordered first (stable for any symmetric order).
+//
+// That complement is block diagonal over the classes but for the columns
+// t_ℓ, which meet the cap (m, ℓ) of every class: it is B + E D_t Eᵀ with
+// B = diag(B_m), one dense (L+1)×(L+1) block per class (its caps and
+// budget), and E the M·L + M by L matrix with a 1 at each cap (m, ℓ) in
+// column ℓ. It is solved by the Woodbury identity: z = K⁻¹ Eᵀ B⁻¹ r with the
+// capacitance K = D_t⁻¹ + Σ_m (B_m⁻¹)_caps (L×L), then x = B⁻¹ (r − E z) —
+// M Cholesky factorisations of L+1 rows and one of L instead of one of
+// M·L + M rows (at M = 10, L = 81: ≈ 14 times fewer operations).
 type normalEq struct {
 	nS, nC int
 	dS     []float64   // nS: the sources' diagonal
 	w      [][]float64 // nS × (L+1): each source's row over its class's caps and budget
 	cls    []int       // nS: each source's class
 	slot   []int       // nC: each cap's location ℓ, each budget L
-	S      *mat.SymDense
-	chol   mat.Cholesky
-	tC     []float64 // nC scratch
+	// the dense path (S not nil): the complement whole
+	S    *mat.SymDense
+	chol mat.Cholesky
+	// the Woodbury path
+	B     []*mat.SymDense
+	cholB []mat.Cholesky
+	Y     []*mat.Dense // per class: the first L columns of B_m⁻¹ ((L+1)×L)
+	e     *mat.Dense   // [I_L; 0]
+	dT    []float64    // L: the t columns' scaling
+	K     *mat.SymDense
+	cholK mat.Cholesky
+	tC    []float64 // nC scratch
+	u, v  []float64 // scratch: L+1, L
 }
 
-// newNormalEq allocates the normal equations of the LP's nr rows.
-func (r *reducedLP) newNormalEq(nr int) *normalEq {
+// newNormalEq allocates the normal equations of the LP's nr rows, solved
+// by dense Cholesky of the caps and budgets (dense) or by Woodbury.
+func (r *reducedLP) newNormalEq(nr int, dense bool) *normalEq {
 	nC := nr - r.nSrc
-	ne := &normalEq{nS: r.nSrc, nC: nC, dS: make([]float64, r.nSrc), w: make([][]float64, r.nSrc), cls: make([]int, r.nSrc), slot: make([]int, nC), S: mat.NewSymDense(nC, nil), tC: make([]float64, nC)}
-	for m, i := 0, 0; m < r.M; m++ {
+	L, M := r.L, r.M
+	ne := &normalEq{nS: r.nSrc, nC: nC, dS: make([]float64, r.nSrc), w: make([][]float64, r.nSrc), cls: make([]int, r.nSrc), slot: make([]int, nC), tC: make([]float64, nC)}
+	if dense {
+		ne.S = mat.NewSymDense(nC, nil)
+	} else {
+		ne.B, ne.cholB, ne.Y = make([]*mat.SymDense, M), make([]mat.Cholesky, M), make([]*mat.Dense, M)
+		ne.dT, ne.K = make([]float64, L), mat.NewSymDense(L, nil)
+		ne.u, ne.v = make([]float64, L+1), make([]float64, L)
+		ne.e = mat.NewDense(L+1, L, nil)
+		for l := 0; l < L; l++ {
+			ne.e.Set(l, l, 1)
+		}
+	}
+	for m, i := 0, 0; m < M; m++ {
 		for range r.src[m] {
-			ne.w[i], ne.cls[i] = make([]float64, r.L+1), m
+			ne.w[i], ne.cls[i] = make([]float64, L+1), m
 			i++
 		}
-		for k := 0; k <= r.L; k++ {
+		for k := 0; k <= L; k++ {
 			ne.slot[r.classRow(m, k)] = k
+		}
+		if !dense {
+			ne.B[m] = mat.NewSymDense(L+1, nil)
+			ne.Y[m] = mat.NewDense(L+1, L, nil)
 		}
 	}
 	return ne
@@ -237,18 +310,25 @@ func (r *reducedLP) classRow(m, k int) int {
 	return r.M*r.L + m
 }
 
+// rowClass is the class of the Schur complement's row j and its place k
+// there (classRow's inverse).
+func (r *reducedLP) rowClass(j int) (m, k int) {
+	if j < r.M*r.L {
+		return j / r.L, j % r.L
+	}
+	return j - r.M*r.L, r.L
+}
+
 // factor builds and factorises the normal equations at the scaling d.
 func (r *reducedLP) factor(ne *normalEq, cols [][]spEnt, d []float64) bool {
 	L := r.L
 	nS := r.nSrc
 	clear(ne.dS)
-	raw := ne.S.RawSymmetric()
-	clear(raw.Data)
-	// the sources' diagonal and rows: a column meeting a source's row
-	// meets only its class's caps and budget (slot: the row's place there)
 	for i := range ne.w {
 		clear(ne.w[i])
 	}
+	// the sources' diagonal and rows: a column meeting a source's row
+	// meets only its class's caps and budget (slot: the row's place there)
 	for k, col := range cols {
 		if len(col) == 0 || col[0].row >= nS {
 			continue
@@ -259,6 +339,95 @@ func (r *reducedLP) factor(ne *normalEq, cols [][]spEnt, d []float64) bool {
 			ne.w[i][ne.slot[f.row-nS]] += d[k] * v * f.v
 		}
 	}
+	if ne.S != nil {
+		return r.factorDense(ne, cols, d)
+	}
+	// B: every column's entries outside the sources' rows, but the t
+	// columns' (their entries lie in different classes: D_t)
+	for _, b := range ne.B {
+		clear(b.RawSymmetric().Data)
+	}
+	var tr float64 // of the whole matrix, for its regularisation
+	for k, col := range cols {
+		if k >= r.nG && k < r.nG+L {
+			ne.dT[k-r.nG] = d[k]
+			for _, e := range col {
+				tr += d[k] * e.v * e.v
+			}
+			continue
+		}
+		for _, e := range col {
+			if e.row < nS {
+				continue
+			}
+			m, a := r.rowClass(e.row - nS)
+			raw := ne.B[m].RawSymmetric()
+			for _, f := range col {
+				if f.row < nS {
+					continue
+				}
+				if _, b := r.rowClass(f.row - nS); b >= a {
+					raw.Data[a*raw.Stride+b] += d[k] * e.v * f.v
+				}
+			}
+		}
+	}
+	for _, b := range ne.B {
+		raw := b.RawSymmetric()
+		for a := 0; a <= L; a++ {
+			tr += raw.Data[a*raw.Stride+a]
+		}
+	}
+	tr += floats.Sum(ne.dS)
+	// minus the sources' outer products
+	for i, wi := range ne.w {
+		raw := ne.B[ne.cls[i]].RawSymmetric()
+		inv := 1 / ne.dS[i]
+		for a := 0; a <= L; a++ {
+			fa := wi[a] * inv
+			row := raw.Data[a*raw.Stride:]
+			for b := a; b <= L; b++ {
+				row[b] -= fa * wi[b]
+			}
+		}
+	}
+	reg := 1e-14 * tr / float64(ne.nC+nS)
+	for m, b := range ne.B {
+		raw := b.RawSymmetric()
+		for a := 0; a <= L; a++ {
+			raw.Data[a*raw.Stride+a] += reg
+		}
+		if !ne.cholB[m].Factorize(b) {
+			return false
+		}
+	}
+	// K = D_t⁻¹ + Σ_m (B_m⁻¹)_caps, from Y_m = B_m⁻¹ [I_L; 0]
+	rawK := ne.K.RawSymmetric()
+	clear(rawK.Data)
+	for l, dt := range ne.dT {
+		rawK.Data[l*rawK.Stride+l] = 1 / (dt + reg)
+	}
+	for m := range ne.B {
+		if err := ne.cholB[m].SolveTo(ne.Y[m], ne.e); err != nil {
+			return false
+		}
+		y := ne.Y[m].RawMatrix()
+		for a := 0; a < L; a++ {
+			for b := a; b < L; b++ {
+				rawK.Data[a*rawK.Stride+b] += y.Data[a*y.Stride+b]
+			}
+		}
+	}
+	return ne.cholK.Factorize(ne.K)
+}
+
+// factorDense factorises the Schur complement over the caps and budgets
+// whole, by dense Cholesky (ne.S), once the sources' rows are in ne.dS and
+// ne.w.
+func (r *reducedLP) factorDense(ne *normalEq, cols [][]spEnt, d []float64) bool {
+	L, nS := r.L, r.nSrc
+	raw := ne.S.RawSymmetric()
+	clear(raw.Data)
 	// C: every column's entries outside the sources' rows
 	for k, col := range cols {
 		for _, e := range col {
@@ -307,8 +476,12 @@ func (r *reducedLP) solveTo(ne *normalEq, dy, rhs []float64) bool {
 			ne.tC[r.classRow(ne.cls[i], a)] -= wi[a] * f
 		}
 	}
-	dC := mat.NewVecDense(ne.nC, dy[nS:])
-	if err := ne.chol.SolveVecTo(dC, mat.NewVecDense(ne.nC, ne.tC)); err != nil {
+	dC := dy[nS:]
+	if ne.S != nil {
+		if err := ne.chol.SolveVecTo(mat.NewVecDense(ne.nC, dC), mat.NewVecDense(ne.nC, ne.tC)); err != nil {
+			return false
+		}
+	} else if !r.woodbury(ne, dC, ne.tC) {
 		return false
 	}
 	for i, wi := range ne.w {
@@ -321,9 +494,40 @@ func (r *reducedLP) solveTo(ne *normalEq, dy, rhs []float64) bool {
 	return true
 }
 
+// woodbury solves the Schur complement (B + E D_t Eᵀ) x = b into x:
+// u_m = B_m⁻¹ b_m, z = K⁻¹ Σ_m (u_m)_caps, x_m = u_m − Y_m z.
+func (r *reducedLP) woodbury(ne *normalEq, x, b []float64) bool {
+	L, M := r.L, r.M
+	clear(ne.v)
+	for m := 0; m < M; m++ {
+		for k := 0; k <= L; k++ {
+			ne.u[k] = b[r.classRow(m, k)]
+		}
+		uv := mat.NewVecDense(L+1, ne.u)
+		if err := ne.cholB[m].SolveVecTo(uv, uv); err != nil {
+			return false
+		}
+		for k := 0; k <= L; k++ {
+			x[r.classRow(m, k)] = ne.u[k]
+		}
+		floats.Add(ne.v, ne.u[:L])
+	}
+	z := mat.NewVecDense(L, ne.v)
+	if err := ne.cholK.SolveVecTo(z, z); err != nil {
+		return false
+	}
+	for m := 0; m < M; m++ {
+		y := ne.Y[m].RawMatrix()
+		for k := 0; k <= L; k++ {
+			x[r.classRow(m, k)] -= floats.Dot(y.Data[k*y.Stride:k*y.Stride+L], ne.v)
+		}
+	}
+	return true
+}
+
 // solve runs the interior-point iterations and returns the primal x and
 // the dual y (Aᵀy + s = c), and whether they converged.
-func (r *reducedLP) solve() (x, y []float64, ok bool) {
+func (r *reducedLP) solve(dense bool, done func(x, y []float64) bool) (x, y []float64, ok bool) {
 	c, cols, b := r.system()
 	nv, nr := len(c), len(b)
 	x, y = make([]float64, nv), make([]float64, nr)
@@ -334,7 +538,11 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 	dxa, dsa, dyc := make([]float64, nv), make([]float64, nv), make([]float64, nr)
 	rxs, tmp := make([]float64, nv), make([]float64, nv)
 	rhs := make([]float64, nr)
-	ne := r.newNormalEq(nr)
+	ne := r.newNormalEq(nr, dense)
+	certFrom := 1
+	if dense {
+		certFrom = ipmCertFrom
+	}
 	bn, cn := 1+floats.Norm(b, 2), 1+floats.Norm(c, 2)
 	Ax := func(v, out []float64) {
 		clear(out)
@@ -403,6 +611,9 @@ func (r *reducedLP) solve() (x, y []float64, ok bool) {
 		}
 		mu /= float64(nv)
 		if floats.Norm(rb, 2)/bn < ipmTol && floats.Norm(rc, 2)/cn < ipmTol && mu < ipmTol {
+			return x, y, true
+		}
+		if done != nil && it >= certFrom && done(x, y) {
 			return x, y, true
 		}
 		// normal equations A D Aᵀ, D = X S⁻¹

@@ -248,6 +248,39 @@ func TestDistinctAgrees(t *testing.T) {
 	}
 }
 
+// `ties` in four dimensions (80–81 locations: the Woodbury path, whose
+// iterations stop at the certificate): the answer is the LP over
+// locations' (no entropic iterations), certified, feasible, and agrees with
+// the entropic solve of the whole problem within both certificates.
+func TestDistinctWoodbury(t *testing.T) {
+	for _, c := range []struct {
+		seed int64
+		n, M int
+	}{{4, 600, 10}, {11, 400, 5}} {
+		p := tiesGrid(c.seed, c.n, c.M, 4)
+		in, err := p.instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls := in.locationSet(distinctMaxL)
+		if L, lp := len(ls.reps), newReducedLP(ls, in.theta); L <= 64 || lp.nSrc+c.M*L+c.M <= distinctMaxRows {
+			t.Fatalf("seed %d: %d locations, %d sources: not the Woodbury path", c.seed, len(ls.reps), lp.nSrc)
+		}
+		r, err := Solve(p, &Settings{LPOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFeasible(t, p, r)
+		if r.Iterations != 0 || r.Status != Optimal || r.RelGap > DefaultTol {
+			t.Fatalf("seed %d: want the LP over locations' answer: [%v, %v], %d iterations", c.seed, r.LowerBound, r.Objective, r.Iterations)
+		}
+		ref := solveLPNoDistinct(t, p)
+		if ref.Status != Optimal || r.LowerBound > ref.Objective*(1+1e-12) || ref.LowerBound > r.Objective*(1+1e-12) {
+			t.Fatalf("seed %d: certificates disagree: [%v, %v] over locations, [%v, %v] entropic", c.seed, r.LowerBound, r.Objective, ref.LowerBound, ref.Objective)
+		}
+	}
+}
+
 // solveLPNoDistinct solves p with LPOnly but without the LP over locations
 // (distinct.go): the entropic solve with the pooled candidate.
 func solveLPNoDistinct(t *testing.T, p *Problem) *Result {
@@ -264,14 +297,15 @@ func solveLPNoDistinct(t *testing.T, p *Problem) *Result {
 	return solveInstance(in, cfg)
 }
 
-// The normal equations solved with the sources' rows eliminated (normalEq)
-// agree with a dense solve of A D Aᵀ, at scalings spread over twelve orders
-// of magnitude as they are near an LP's optimum.
+// The normal equations solved with the sources' rows eliminated (normalEq),
+// the rest by dense Cholesky or by Woodbury over the classes' blocks, agree
+// with a dense solve of A D Aᵀ, at scalings spread over twelve orders of
+// magnitude as they are near an LP's optimum.
 func TestNormalEqSchur(t *testing.T) {
 	for _, c := range []struct {
 		seed      int64
 		n, M, dim int
-	}{{4, 300, 10, 2}, {12, 200, 3, 3}, {31, 60, 4, 2}} {
+	}{{4, 300, 10, 2}, {12, 200, 3, 3}, {31, 60, 4, 2}, {4, 600, 10, 4}} {
 		p := tiesGrid(c.seed, c.n, c.M, c.dim)
 		in, err := p.instance()
 		if err != nil {
@@ -279,7 +313,6 @@ func TestNormalEqSchur(t *testing.T) {
 		}
 		ls := in.locationSet(distinctMaxL)
 		r := newReducedLP(ls, in.theta)
-		L := r.L
 		cost, cols, b := r.system()
 		nv, nr := len(cost), len(b)
 		rng := rand.New(rand.NewSource(c.seed))
@@ -287,43 +320,53 @@ func TestNormalEqSchur(t *testing.T) {
 		for k := range d {
 			d[k] = math.Pow(10, 12*rng.Float64()-6)
 		}
-		ne := r.newNormalEq(nr)
-		if !r.factor(ne, cols, d) {
-			t.Fatalf("seed %d: factorisation failed", c.seed)
-		}
 		rhs := make([]float64, nr)
 		for i := range rhs {
 			rhs[i] = rng.NormFloat64()
 		}
-		got := make([]float64, nr)
-		if !r.solveTo(ne, got, rhs) {
-			t.Fatalf("seed %d: solve failed", c.seed)
+		for _, dense := range []bool{true, false} {
+			ne := r.newNormalEq(nr, dense)
+			if !r.factor(ne, cols, d) {
+				t.Fatalf("seed %d (dense %v): factorisation failed", c.seed, dense)
+			}
+			got := make([]float64, nr)
+			if !r.solveTo(ne, got, rhs) {
+				t.Fatalf("seed %d (dense %v): solve failed", c.seed, dense)
+			}
+			checkNormalEq(t, cols, d, rhs, got)
 		}
-		H := mat.NewSymDense(nr, nil)
-		for k, col := range cols {
-			for _, e := range col {
-				for _, f := range col {
-					if f.row >= e.row {
-						H.SetSym(e.row, f.row, H.At(e.row, f.row)+d[k]*e.v*f.v)
-					}
+	}
+}
+
+// checkNormalEq compares got, the solution of A D Aᵀ x = rhs by normalEq,
+// with a dense solve of A D Aᵀ (A's columns cols).
+func checkNormalEq(t *testing.T, cols [][]spEnt, d, rhs, got []float64) {
+	t.Helper()
+	nr := len(rhs)
+	H := mat.NewSymDense(nr, nil)
+	for k, col := range cols {
+		for _, e := range col {
+			for _, f := range col {
+				if f.row >= e.row {
+					H.SetSym(e.row, f.row, H.At(e.row, f.row)+d[k]*e.v*f.v)
 				}
 			}
 		}
-		var want mat.VecDense
-		if err := want.SolveVec(H, mat.NewVecDense(nr, rhs)); err != nil {
-			t.Fatal(err)
-		}
-		// compare residuals of H: the eliminated form's against the right-hand side
-		var res mat.VecDense
-		res.MulVec(H, mat.NewVecDense(nr, got))
-		res.SubVec(&res, mat.NewVecDense(nr, rhs))
-		if rel := mat.Norm(&res, 2) / floats.Norm(rhs, 2); rel > 1e-8 {
-			t.Fatalf("seed %d (L %d, %d rows): relative residual %.2e", c.seed, L, nr, rel)
-		}
-		for i := range got {
-			if math.Abs(got[i]-want.AtVec(i)) > 1e-6*(1+math.Abs(want.AtVec(i))) {
-				t.Fatalf("seed %d: dy[%d] = %v, the dense solve %v", c.seed, i, got[i], want.AtVec(i))
-			}
+	}
+	var want mat.VecDense
+	if err := want.SolveVec(H, mat.NewVecDense(nr, rhs)); err != nil {
+		t.Fatal(err)
+	}
+	// compare residuals of H: the eliminated form's against the right-hand side
+	var res mat.VecDense
+	res.MulVec(H, mat.NewVecDense(nr, got))
+	res.SubVec(&res, mat.NewVecDense(nr, rhs))
+	if rel := mat.Norm(&res, 2) / floats.Norm(rhs, 2); rel > 1e-8 {
+		t.Fatalf("%d rows: relative residual %.2e", nr, rel)
+	}
+	for i := range got {
+		if math.Abs(got[i]-want.AtVec(i)) > 1e-6*(1+math.Abs(want.AtVec(i))) {
+			t.Fatalf("dy[%d] = %v, the dense solve %v", i, got[i], want.AtVec(i))
 		}
 	}
 }
