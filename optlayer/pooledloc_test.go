@@ -248,7 +248,7 @@ func TestDistinctAgrees(t *testing.T) {
 	}
 }
 
-// `ties` in four dimensions (80–81 locations: the Woodbury path, whose
+// `ties` in four dimensions (81 locations, M = 8 and 5: the Woodbury path, whose
 // iterations stop at the certificate): the answer is the LP over
 // locations' (no entropic iterations), certified, feasible, and agrees with
 // the entropic solve of the whole problem within both certificates.
@@ -256,14 +256,14 @@ func TestDistinctWoodbury(t *testing.T) {
 	for _, c := range []struct {
 		seed int64
 		n, M int
-	}{{4, 600, 10}, {11, 400, 5}} {
+	}{{4, 1500, 8}, {11, 1000, 5}} {
 		p := tiesGrid(c.seed, c.n, c.M, 4)
 		in, err := p.instance()
 		if err != nil {
 			t.Fatal(err)
 		}
 		ls := in.locationSet(distinctMaxL)
-		if L, lp := len(ls.reps), newReducedLP(ls, in.theta); L <= 64 || lp.nSrc+c.M*L+c.M <= distinctMaxRows {
+		if L, lp := len(ls.reps), newReducedLP(ls, in.theta); L <= 64 || lp.nSrc+c.M*L+c.M <= distinctMaxRows || lp.nSrc+c.M*L+c.M > c.n {
 			t.Fatalf("seed %d: %d locations, %d sources: not the Woodbury path", c.seed, len(ls.reps), lp.nSrc)
 		}
 		r, err := Solve(p, &Settings{LPOnly: true})
