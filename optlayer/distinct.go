@@ -531,8 +531,11 @@ func (r *reducedLP) woodbury(ne *normalEq, x, b []float64) bool {
 	return true
 }
 
-// solve runs the interior-point iterations and returns the primal x and
-// the dual y (Aᵀy + s = c), and whether they converged.
+// solve runs the interior-point iterations (on the normal equations of
+// the dense path if dense, else Woodbury's) and returns the primal x and
+// the dual y (Aᵀy + s = c), and whether they converged to ipmTol or done
+// accepted them (done, if not nil, is asked every iteration from the
+// first, or from ipmCertFrom on the dense path).
 func (r *reducedLP) solve(dense bool, done func(x, y []float64) bool) (x, y []float64, ok bool) {
 	c, cols, b := r.system()
 	nv, nr := len(c), len(b)
