@@ -263,15 +263,16 @@ type normalEq struct {
 	S    *mat.SymDense
 	chol mat.Cholesky
 	// the Woodbury path
-	B     []*mat.SymDense
-	cholB []mat.Cholesky
-	Y     []*mat.Dense // per class: the first L columns of B_m⁻¹ ((L+1)×L)
-	e     *mat.Dense   // [I_L; 0]
-	dT    []float64    // L: the t columns' scaling
-	K     *mat.SymDense
-	cholK mat.Cholesky
-	tC    []float64 // nC scratch
-	u, v  []float64 // scratch: L+1, L
+	B      []*mat.SymDense
+	cholB  []mat.Cholesky
+	Y      []*mat.Dense // per class: the first L columns of B_m⁻¹ ((L+1)×L)
+	e      *mat.Dense   // [I_L; 0]
+	dT     []float64    // L: the t columns' scaling
+	K      *mat.SymDense
+	cholK  mat.Cholesky
+	tC     []float64     // nC scratch
+	u, v   []float64     // scratch: L+1, L
+	uv, vv *mat.VecDense // u and v as vectors
 }
 
 // newNormalEq allocates the normal equations of the LP's nr rows, solved
@@ -286,6 +287,7 @@ func (r *reducedLP) newNormalEq(nr int, dense bool) *normalEq {
 		ne.B, ne.cholB, ne.Y = make([]*mat.SymDense, M), make([]mat.Cholesky, M), make([]*mat.Dense, M)
 		ne.dT, ne.K = make([]float64, L), mat.NewSymDense(L, nil)
 		ne.u, ne.v = make([]float64, L+1), make([]float64, L)
+		ne.uv, ne.vv = mat.NewVecDense(L+1, ne.u), mat.NewVecDense(L, ne.v)
 		ne.e = mat.NewDense(L+1, L, nil)
 		for l := 0; l < L; l++ {
 			ne.e.Set(l, l, 1)
@@ -509,8 +511,7 @@ func (r *reducedLP) woodbury(ne *normalEq, x, b []float64) bool {
 		for k := 0; k <= L; k++ {
 			ne.u[k] = b[r.classRow(m, k)]
 		}
-		uv := mat.NewVecDense(L+1, ne.u)
-		if err := ne.cholB[m].SolveVecTo(uv, uv); err != nil {
+		if err := ne.cholB[m].SolveVecTo(ne.uv, ne.uv); err != nil {
 			return false
 		}
 		for k := 0; k <= L; k++ {
@@ -518,8 +519,7 @@ func (r *reducedLP) woodbury(ne *normalEq, x, b []float64) bool {
 		}
 		floats.Add(ne.v, ne.u[:L])
 	}
-	z := mat.NewVecDense(L, ne.v)
-	if err := ne.cholK.SolveVecTo(z, z); err != nil {
+	if err := ne.cholK.SolveVecTo(ne.vv, ne.vv); err != nil {
 		return false
 	}
 	for m := 0; m < M; m++ {
