@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -52,9 +53,19 @@ func missingCSV(s string) bool {
 //
 // A row with the wrong number of fields, a missing label, text in a feature
 // column, a duplicate column name, no header or no data row is an error
-// naming the line and column.
+// naming the line and column. So is a first line that is a data row (a file
+// without a header, such as UCI's iris.data): every feature column's name a
+// number and the label column's name a number or one of the labels — except
+// the names 0, 1, 2, … in order that pandas gives an unnamed frame.
 func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
-	cr := csv.NewReader(r)
+	// The byte-order mark goes before the CSV reader sees it: left in the
+	// first cell it makes a quoted first header ("\ufeff\"a\",…, as R's
+	// write.csv with fileEncoding "UTF-8-BOM" writes) a bare quote.
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	head, err := cr.Read()
@@ -73,9 +84,6 @@ func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 	cols := make([]string, len(head))
 	seen := map[string]int{}
 	for j, h := range head {
-		if j == 0 {
-			h = strings.TrimPrefix(h, "\ufeff")
-		}
 		h = strings.TrimSpace(h)
 		if h == "" {
 			h = "column " + strconv.Itoa(j+1)
@@ -138,6 +146,10 @@ func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 	if len(labels) == 0 {
 		return nil, errors.New("no data rows after the header")
 	}
+	if headerIsData(cols, label, labels) {
+		return nil, fmt.Errorf("line 1 (%s) looks like a data row, not a header: every feature column's name is a number, and so is the label column's name %q or it is one of the labels below; add a first line naming the columns",
+			strings.Join(cols, ","), cols[label])
+	}
 	d.Classes = sortLabels(labels)
 	d.Labels = make([]int, len(labels))
 	for i, l := range labels {
@@ -147,6 +159,37 @@ func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 		d.Report = nil
 	}
 	return d, d.Validate()
+}
+
+// headerIsData reports whether the header cols of a table with label
+// column label and row labels labels is a data row of a file without a
+// header (UCI's iris.data, say): every feature column's name parses as a
+// number and the label column's name is itself one of the labels or a
+// number. The column names pandas gives an unnamed frame, 0, 1, 2, … in
+// order, are a header.
+func headerIsData(cols []string, label int, labels []string) bool {
+	sequential := true
+	for j, c := range cols {
+		if j == label {
+			continue
+		}
+		if _, err := strconv.ParseFloat(c, 64); err != nil {
+			return false
+		}
+	}
+	for j, c := range cols {
+		if c != strconv.Itoa(j) {
+			sequential = false
+			break
+		}
+	}
+	if sequential {
+		return false
+	}
+	if _, err := strconv.ParseFloat(cols[label], 64); err == nil {
+		return true
+	}
+	return slices.Contains(labels, cols[label])
 }
 
 // sortLabels returns the distinct labels sorted: by integer value when all

@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -143,6 +144,10 @@ func TestCSVBadInput(t *testing.T) {
 		{"beyond float32", "a,y\n1e39,x\n", "", "not a finite float32"},
 		{"inf literal", "a,y\n-Inf,x\n", "", "not a finite float32"},
 		{"bare quote", "a,y\n1\"2,x\n", "", "line 2"},
+		// no header: the first sample would be lost as column names
+		{"headerless", "5.1,3.5,setosa\n4.9,3.0,setosa\n6.3,3.3,virginica\n", "", "line 1 (5.1,3.5,setosa) looks like a data row"},
+		{"headerless numeric labels", "0.5,1.5,2\n0.25,1,7\n", "", "looks like a data row"},
+		{"headerless label column", "1,2,3\n4,5,6\n", "1", "looks like a data row"},
 	} {
 		d, err := ParseCSV(strings.NewReader(c.text), "t.csv", CSVOptions{Label: c.label})
 		if err == nil || d != nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -160,6 +165,32 @@ func TestCSVBadInput(t *testing.T) {
 	}
 	if _, err := Load("csv", filepath.Join(dir, "a.csv"), Options{Label: "nope"}); err == nil || errors.Is(err, ErrCorrupt) {
 		t.Errorf("a wrong label setting is not a corrupt file: %v", err)
+	}
+}
+
+// TestCSVHeaderForms: a byte-order mark before a quoted header (R's
+// write.csv with fileEncoding "UTF-8-BOM", pandas with QUOTE_ALL and
+// utf-8-sig), and numeric column names that are a header: pandas' 0, 1, 2,
+// … of an unnamed frame, or numbers with a named label column.
+func TestCSVHeaderForms(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		features   []string
+		rows       int
+	}{
+		{"BOM, quoted header", "\ufeff\"a\",\"b\",\"label\"\r\n1,2,\"x\"\r\n3,4,\"y\"\r\n", []string{"a", "b"}, 2},
+		{"BOM, plain header", "\ufeffa,b,label\n1,2,x\n", []string{"a", "b"}, 1},
+		{"pandas unnamed frame", "0,1,2\n0.5,1.5,1\n2.5,3.5,2\n", []string{"0", "1"}, 2},
+		{"numeric features, named label", "0.1,0.2,species\n1,2,x\n", []string{"0.1", "0.2"}, 1},
+	} {
+		d, err := ParseCSV(strings.NewReader(c.text), "t.csv", CSVOptions{})
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if !slices.Equal(d.Features, c.features) || len(d.Labels) != c.rows {
+			t.Errorf("%s: features %q, %d rows; want %q, %d", c.name, d.Features, len(d.Labels), c.features, c.rows)
+		}
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"archive/zip"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -267,7 +269,7 @@ func omniglotZip(zr *zip.Reader, zipName, set string) ([]omniglotChar, error) {
 		keys = append(keys, k)
 		hasChars[k.a] = true
 	}
-	for a := range alphabets {
+	for _, a := range slices.Sorted(maps.Keys(alphabets)) { // the first in name order, whatever the map's order
 		if !hasChars[a] {
 			return nil, fmt.Errorf("%s/%s: empty alphabet folder (no characters)", set, a)
 		}

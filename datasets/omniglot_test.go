@@ -256,6 +256,15 @@ func TestOmniglotBadZip(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
 		}
 	}
+	// Several empty alphabets: the message names the first by name, not
+	// the first a map happened to yield.
+	for i := 0; i < 20; i++ {
+		dir := build(map[string][]byte{"images_background/E/": nil, "images_background/B/": nil, "images_background/D/": nil,
+			"images_background/C/character01/x.png": good})
+		if _, err := ReadOmniglot(dir, OmniglotOptions{Sets: []string{"background"}}); err == nil || !strings.Contains(err.Error(), "images_background/B: empty alphabet folder") {
+			t.Fatalf("empty alphabets B, D, E: %v, want the one naming B", err)
+		}
+	}
 	// A zip that is not a zip.
 	dir := t.TempDir()
 	writeTestFile(t, filepath.Join(dir, "images_background.zip"), []byte("PK\x03\x04 truncated"))
