@@ -34,7 +34,8 @@ const (
 // [F] for feature rows (a 1-d X gives [1]), [1, H, W] for n×H×W (grey
 // images), [C, H, W] for n×C×H×W; an n×H×W×C array with C of 1 or 3 (and H,
 // W not) is taken for channels-last images and transposed to [C, H, W]
-// (said in Report.Channels).
+// (said in Report.Channels); an n×H×W×4 array (H not 1, 3 or 4) is refused
+// as RGBA channels-last images.
 //
 // Labels: with classes.txt, y must use exactly the values 0…K−1 for its K
 // names; without it the distinct values of y, sorted, are the classes (their
@@ -140,6 +141,11 @@ func npySamples(xa *npy.Array, path string, rejectNonFinite bool) (x []float32, 
 	case 2:
 		shape = []int{1, shape[0], shape[1]}
 	case 3:
+		if shape[2] == 4 && shape[0] != 1 && shape[0] != 3 && shape[0] != 4 {
+			// RGBA channels-last: read as 4×… it would be a C×H×W array
+			// of the wrong sizes, silently
+			return nil, nil, "", corruptf("npy: %s: shape %v looks like n×H×W×4 RGBA images; drop the alpha channel (X[..., :3]) or save channels-first n×C×H×W", path, xa.Shape)
+		}
 		if c := shape[2]; (c == 1 || c == 3) && shape[0] != 1 && shape[0] != 3 {
 			x = channelsFirst(x, n, shape[0], shape[1], c)
 			shape = []int{c, shape[0], shape[1]}

@@ -180,6 +180,7 @@ func TestNPYBadInput(t *testing.T) {
 		{"duplicate class", x, y, "a\na\n", ErrCorrupt, "both name"},
 		{"empty class line", x, y, "a\n\nb\n", ErrCorrupt, "line 2 is empty"},
 		{"no samples", npyFile("<f4", []int{0, 2}, nil), npyFile("<i8", []int{0}, nil), "", ErrCorrupt, "n ≥ 1"},
+		{"RGBA channels-last", npyFile("|u1", []int{2, 5, 5, 4}, make([]byte, 2*5*5*4)), y, "", ErrCorrupt, "shape [2 5 5 4] looks like n×H×W×4 RGBA images"},
 	} {
 		dir := t.TempDir()
 		if c.x != nil {
