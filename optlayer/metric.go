@@ -191,7 +191,7 @@ func checkFeatures(x []float64, n, dim int, metric Metric) error {
 // ∂L/∂X (n×dim row-major). For Euclidean costs the derivative at zero
 // distance is taken as 0 (a valid subgradient).
 func CostGrad(x []float64, n, dim int, metric Metric, gradC []float64) ([]float64, error) {
-	return costGrad(x, n, dim, metric, gradC, nil)
+	return costGrad(nil, x, n, dim, metric, gradC, nil)
 }
 
 // CostGradDist is CostGrad with the costs of x at hand: dist is the n×n
@@ -202,10 +202,26 @@ func CostGradDist(x []float64, n, dim int, metric Metric, gradC, dist []float64)
 	if len(dist) != n*n {
 		return nil, invalidf("len(dist) = %d, want N² = %d", len(dist), n*n)
 	}
-	return costGrad(x, n, dim, metric, gradC, dist)
+	return costGrad(nil, x, n, dim, metric, gradC, dist)
 }
 
-func costGrad(x []float64, n, dim int, metric Metric, gradC, dist []float64) ([]float64, error) {
+// CostGradTo is CostGradDist (CostGrad when dist is nil) writing ∂L/∂X
+// into dst, which must have length n·dim; its previous values are
+// overwritten. It returns dst. A caller that differentiates the same shapes
+// step after step (the risk layer of package gop) reuses one dst instead of
+// taking fresh memory each time. The values are bit-identical to
+// CostGradDist's and CostGrad's. dst nil allocates.
+func CostGradTo(dst, x []float64, n, dim int, metric Metric, gradC, dist []float64) ([]float64, error) {
+	if dist != nil && len(dist) != n*n {
+		return nil, invalidf("len(dist) = %d, want N² = %d", len(dist), n*n)
+	}
+	if dst != nil && len(dst) != n*dim {
+		return nil, invalidf("len(dst) = %d, want N·dim = %d", len(dst), n*dim)
+	}
+	return costGrad(dst, x, n, dim, metric, gradC, dist)
+}
+
+func costGrad(out, x []float64, n, dim int, metric Metric, gradC, dist []float64) ([]float64, error) {
 	if err := checkFeatures(x, n, dim, metric); err != nil {
 		return nil, err
 	}
@@ -217,7 +233,9 @@ func costGrad(x []float64, n, dim int, metric Metric, gradC, dist []float64) ([]
 			return nil, invalidf("gradC[%d] = %v is not finite", k, v)
 		}
 	}
-	out := make([]float64, n*dim)
+	if out == nil {
+		out = make([]float64, n*dim)
+	}
 	// Written before the loop adds into it: a large fresh allocation is
 	// untouched pages, and adding into one maps the shared zero page on the
 	// read and copies it on the write, with a TLB flush on every CPU of the

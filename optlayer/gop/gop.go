@@ -202,6 +202,7 @@ type lfdState struct {
 	sets   []MiniSet
 	solved []solved   // outP: the latest forward's problem
 	risk   RiskResult // outRisk: the latest forward's risk and gradient
+	work   riskWork   // outRisk: buffers reused from step to step
 	err    error      // the latest forward's error
 }
 
@@ -278,7 +279,7 @@ func (op *lfdOp) Do(v ...G.Value) (G.Value, error) {
 			op.st.err = fmt.Errorf("gop: risk layer run without mini-sets (SetBatch)")
 			return nil, op.st.err
 		}
-		r, err := WorstCaseRisk(x, op.n, op.dim, op.st.sets, op.s)
+		r, err := worstCaseRisk(x, op.n, op.dim, op.st.sets, op.s, &op.st.work)
 		op.st.risk, op.st.err = r, err
 		if err != nil {
 			return nil, fmt.Errorf("gop: %w", err)
@@ -295,7 +296,7 @@ func (op *lfdOp) Do(v ...G.Value) (G.Value, error) {
 			}
 		}
 	}
-	sv, err := op.s.forward(x, op.n, op.dim, op.cost, op.st.sets)
+	sv, err := op.s.forward(x, op.n, op.dim, op.cost, op.st.sets, nil)
 	op.st.solved, op.st.err = sv, err
 	if err != nil {
 		return nil, fmt.Errorf("gop: LFD: %w", err)
@@ -407,7 +408,7 @@ func (op *lfdGradOp) Do(v ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := f.s.backward(&f.st.solved[0], gp, f.dim, f.cost)
+	g, err := f.s.backward(&f.st.solved[0], gp, f.dim, f.cost, nil)
 	if err != nil {
 		return nil, fmt.Errorf("gop: LFD backward: %w", err)
 	}

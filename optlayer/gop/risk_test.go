@@ -164,7 +164,15 @@ func TestRiskLayerIsWorstCaseRisk(t *testing.T) {
 		}
 		vm.Reset()
 		ef := toF64(dense(dt, e, n, d).Data()) // the values the graph holds
-		for b, batch := range [][]MiniSet{sets, sets[:2]} {
+		// The layer reuses its buffers from run to run (riskWork): batches
+		// of the same, fewer, larger and again the first sizes.
+		larger := []MiniSet{sets[2], sets[0], {Index: []int{9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 3}, Labels: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1}}}
+		for i, j := range larger[2].Index[:10] {
+			larger[2].Labels[i] = sets[2].Labels[j] // grouped by label is not required here: only every class present
+		}
+		var lastGrad []float64 // the previous run's gradient, as Last returned it
+		var lastCopy []float64
+		for b, batch := range [][]MiniSet{sets, sets[:2], larger, sets} {
 			want, err := WorstCaseRisk(ef, n, d, batch, s)
 			if err != nil {
 				t.Fatal(err)
@@ -197,6 +205,13 @@ func TestRiskLayerIsWorstCaseRisk(t *testing.T) {
 					t.Fatalf("%v batch %d: ∂risk/∂x[%d] = %v, WorstCaseRisk %v", dt, b, i, grad[i], wantGrad[i])
 				}
 			}
+			for i := range lastGrad {
+				if lastGrad[i] != lastCopy[i] {
+					t.Fatalf("%v batch %d: the previous run's gradient changed at %d (shares the layer's buffers)", dt, b, i)
+				}
+			}
+			lastGrad = l.Last().Grad
+			lastCopy = append([]float64(nil), lastGrad...)
 			gv.(*tensor.Dense).Zero() // dual values accumulate over runs
 			vm.Reset()
 		}
@@ -276,5 +291,38 @@ func TestCostGradDistBitIdentical(t *testing.T) {
 	}
 	if _, err := optlayer.CostGradDist(x, n, d, optlayer.Euclidean, g, make([]float64, 3)); err == nil {
 		t.Fatal("short dist accepted")
+	}
+	// CostGradTo writes the same bits into a used buffer (NaN-filled here:
+	// every entry must be overwritten, not added to)
+	for _, metric := range []optlayer.Metric{optlayer.Euclidean, optlayer.SqEuclidean} {
+		c, err := optlayer.Costs(x, n, d, metric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := optlayer.CostGrad(x, n, d, metric, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, dist := range [][]float64{nil, c} {
+			dst := make([]float64, n*d)
+			for k := range dst {
+				dst[k] = math.NaN()
+			}
+			b, err := optlayer.CostGradTo(dst, x, n, d, metric, g, dist)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if &b[0] != &dst[0] {
+				t.Fatal("CostGradTo did not return dst")
+			}
+			for k := range a {
+				if math.Float64bits(a[k]) != math.Float64bits(b[k]) {
+					t.Fatalf("metric %v (dist %t) entry %d: CostGradTo %v, CostGrad %v", metric, dist != nil, k, b[k], a[k])
+				}
+			}
+		}
+	}
+	if _, err := optlayer.CostGradTo(make([]float64, n*d-1), x, n, d, optlayer.Euclidean, g, nil); err == nil {
+		t.Fatal("short dst accepted")
 	}
 }
