@@ -452,7 +452,14 @@ func (in *Input) check(size int) error {
 
 // Queries reads the export's query embeddings (nq×D) and their labels, the
 // episode's held-out samples as drknn-train embedded them.
+// Both files are checked against the SHA-256 the manifest records, as the
+// other files of the export are.
 func (e *Export) Queries() (q []float64, nq int, labels []int, err error) {
+	for _, key := range []string{"query_embeddings", "query_labels"} {
+		if err := e.verify(key); err != nil {
+			return nil, 0, nil, err
+		}
+	}
 	qpath := e.file("query_embeddings")
 	q, nq, d, err := npy.ReadMatrix(qpath, true)
 	if err != nil {
