@@ -274,7 +274,8 @@ func (m *Model) csvSamples(path string) ([]sample, error) {
 func (m *Model) readCSVSamples(r io.Reader, path string, f int, features []string) ([]sample, error) {
 	cr := csv.NewReader(bufio.NewReader(r))
 	cr.FieldsPerRecord = -1
-	cr.Comment = '#'
+	// No comment character: the csv reader of training has none, so a
+	// header or row starting with '#' is data here too.
 	cr.TrimLeadingSpace = true
 	var cols []int // column of each feature
 	colName := func(j int) string { return fmt.Sprintf("field %d", j+1) }
@@ -327,23 +328,29 @@ func (m *Model) readCSVSamples(r io.Reader, path string, f int, features []strin
 	return out, nil
 }
 
-// matchColumns finds each feature's column in a header row.
+// matchColumns finds each feature's column in a header row. Header cells
+// are named as the csv reader of training names them (trimmed; an empty
+// one is "column N", N counted from 1). A name that appears twice is an
+// error only when the model reads that column.
 func matchColumns(header, features []string, path string) ([]int, error) {
-	at := map[string]int{}
+	at := map[string][]int{}
 	for i, h := range header {
 		h = strings.TrimSpace(h)
-		if _, dup := at[h]; dup {
-			return nil, fmt.Errorf("%w: %s: column %q appears twice in the header", ErrInput, path, h)
+		if h == "" {
+			h = "column " + strconv.Itoa(i+1)
 		}
-		at[h] = i
+		at[h] = append(at[h], i)
 	}
 	cols := make([]int, len(features))
 	for j, name := range features {
-		i, ok := at[name]
-		if !ok {
+		switch is := at[name]; len(is) {
+		case 0:
 			return nil, fmt.Errorf("%w: %s: no column %q in the header (the model's feature columns: %s)", ErrInput, path, name, strings.Join(features, ", "))
+		case 1:
+			cols[j] = is[0]
+		default:
+			return nil, fmt.Errorf("%w: %s: column %q appears twice in the header (columns %d and %d), and the model reads it", ErrInput, path, name, is[0]+1, is[1]+1)
 		}
-		cols[j] = i
 	}
 	return cols, nil
 }

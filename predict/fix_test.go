@@ -1,6 +1,10 @@
 package predict
 
 import (
+	"errors"
+	"slices"
+
+	"github.com/drknn/drknn/datasets"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,5 +39,68 @@ func TestQueriesVerified(t *testing.T) {
 	must(t, err)
 	if _, nq, _, err := e.Queries(); err != nil || nq != 6 {
 		t.Fatalf("the export's own queries: %d, %v", nq, err)
+	}
+}
+
+// csvFeatures returns the feature columns the training csv reader gives a
+// table with this header (and one label column, named label).
+func csvFeatures(t *testing.T, header string) []string {
+	t.Helper()
+	d, err := datasets.ParseCSV(strings.NewReader(header+"\n1,2,3,x\n4,5,6,y\n"), "train.csv", datasets.CSVOptions{Label: "label"})
+	must(t, err)
+	return d.Features
+}
+
+// A header whose first column starts with '#' is a header at prediction
+// as in training (the csv reader has no comment character).
+func TestCSVHashHeader(t *testing.T) {
+	features := csvFeatures(t, "#a,b,c,label")
+	if !slices.Equal(features, []string{"#a", "b", "c"}) {
+		t.Fatalf("training features %q", features)
+	}
+	m := featureModel(t, features, nil)
+	got, err := m.readCSVSamples(strings.NewReader("#a,b,c,label\n1,2,3,x\n#4,5,6,y\n"), "new.csv", 3, features)
+	must(t, err)
+	if len(got) != 2 || got[0].name != "new.csv:2" || got[0].err != nil || !slices.Equal(got[0].x, []float32{1, 2, 3}) {
+		t.Fatalf("rows %+v", got)
+	}
+	// A data row starting with '#' is not dropped: it fails alone, named.
+	if got[1].name != "new.csv:3" || got[1].err == nil || !strings.Contains(got[1].err.Error(), `new.csv line 3: column "#a": "#4" is not a finite number`) {
+		t.Fatalf("row 3: %+v", got[1])
+	}
+}
+
+// An empty header cell is "column N" at prediction as in training.
+func TestCSVEmptyHeaderCell(t *testing.T) {
+	features := csvFeatures(t, "a,,c,label")
+	if !slices.Equal(features, []string{"a", "column 2", "c"}) {
+		t.Fatalf("training features %q", features)
+	}
+	m := featureModel(t, features, nil)
+	got, err := m.readCSVSamples(strings.NewReader("a, ,c,label\n1,2,3,x\n"), "new.csv", 3, features)
+	must(t, err)
+	if len(got) != 1 || got[0].err != nil || !slices.Equal(got[0].x, []float32{1, 2, 3}) {
+		t.Fatalf("rows %+v", got)
+	}
+	// The empty cell elsewhere is another column: "column 2" is missing.
+	if _, err := m.readCSVSamples(strings.NewReader("a,c,\n1,3,2\n"), "new.csv", 3, features); err == nil || !strings.Contains(err.Error(), `no column "column 2"`) {
+		t.Fatalf("empty cell in column 3: %v", err)
+	}
+}
+
+// Duplicate names of columns the model does not read are ignored like any
+// other extra column; a duplicate of a column it reads is an error naming
+// both positions.
+func TestCSVDuplicateColumns(t *testing.T) {
+	features := []string{"a", "b", "c"}
+	m := featureModel(t, features, nil)
+	got, err := m.readCSVSamples(strings.NewReader("id,a,id,b,,c,\n9,1,9,2,0,3,0\n"), "new.csv", 3, features)
+	must(t, err)
+	if len(got) != 1 || got[0].err != nil || !slices.Equal(got[0].x, []float32{1, 2, 3}) {
+		t.Fatalf("rows %+v", got)
+	}
+	_, err = m.readCSVSamples(strings.NewReader("a,b,c, b\n1,2,3,4\n"), "new.csv", 3, features)
+	if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), `new.csv: column "b" appears twice in the header (columns 2 and 4)`) {
+		t.Fatalf("ambiguous column b: %v", err)
 	}
 }

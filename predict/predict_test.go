@@ -434,7 +434,7 @@ func featureModel(t testing.TB, names []string, fill []float64) *Model {
 
 func TestCSVSamplesPositional(t *testing.T) {
 	m := featureModel(t, nil, nil)
-	in := "# lung rows\na,b,c\n0.1, 0.2,0.3\n\n1,0,0.5\r\n1,x,3\n1,2\n1,NA,3\n1,2,+Inf\n1,2,1e300\n"
+	in := "\na,b,c\n0.1, 0.2,0.3\n\n1,0,0.5\r\n1,x,3\n1,2\n1,NA,3\n1,2,+Inf\n1,2,1e300\n"
 	got, err := m.readCSVSamples(strings.NewReader(in), "rows.csv", 3, nil)
 	must(t, err)
 	if len(got) != 7 || got[0].name != "rows.csv:3" || got[1].name != "rows.csv:5" {
