@@ -119,12 +119,14 @@ func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
 }
 
 // classifySamples embeds the samples that were read and classifies them,
-// keeping the failed ones in place.
+// keeping the failed ones in place. A sample with a value that is not
+// finite after the model's standardisation (a huge value divided by a
+// small deviation overflows float32), or whose embedding is not finite,
+// fails alone, named.
 func (m *Model) classifySamples(samples []sample, o Options) ([]Prediction, error) {
 	out := make([]Prediction, len(samples))
 	var x []float32
 	var ok []int
-	var names []string
 	for i, s := range samples {
 		out[i] = Prediction{Input: s.name, Class: -1, Warning: s.warning}
 		if s.err != nil {
@@ -132,16 +134,65 @@ func (m *Model) classifySamples(samples []sample, o Options) ([]Prediction, erro
 			continue
 		}
 		x = append(x, s.x...)
-		ok, names = append(ok, i), append(names, s.name)
+		ok = append(ok, i)
 	}
 	if len(ok) == 0 {
 		return out, nil
 	}
-	q, err := m.Embed(x, len(ok))
+	net, err := m.Net()
 	if err != nil {
 		return nil, err
 	}
-	preds, err := m.Classify(q, len(ok), names, o)
+	size := net.Config().InSize()
+	if len(x) != len(ok)*size {
+		return nil, fmt.Errorf("%w: %d values for %d samples of %d", ErrInput, len(x), len(ok), size)
+	}
+	if x, err = m.standardize(x, len(ok), net.Config().InShape); err != nil {
+		return nil, err
+	}
+	fail := func(i int, format string, args ...any) {
+		out[i].Error = fmt.Sprintf("%s: ", samples[i].name) + fmt.Sprintf(format, args...)
+		out[i].Warning = ""
+	}
+	// Drop the samples with a non-finite value, keeping the others in order.
+	good, kept := x[:0], ok[:0]
+	for j, i := range ok {
+		v := x[j*size : (j+1)*size]
+		if c := nonFinite32(v); c >= 0 {
+			what := fmt.Sprintf("value %d", c)
+			if in := m.Settings.Input; in != nil && len(in.Features) == size {
+				what = fmt.Sprintf("column %q", in.Features[c])
+			}
+			fail(i, "%s is %v after the model's input standardisation (data.standardize): too large for the model", what, v[c])
+			continue
+		}
+		good, kept = append(good, v...), append(kept, i)
+	}
+	ok = kept
+	if len(ok) == 0 {
+		return out, nil
+	}
+	q, err := net.Embed(good, len(ok))
+	if err != nil {
+		return nil, err
+	}
+	d := net.Dim()
+	var goodQ []float64
+	var names []string
+	kept = nil
+	for j, i := range ok {
+		e := q[j*d : (j+1)*d]
+		if c := nonFinite64(e); c >= 0 {
+			fail(i, "embedding coordinate %d is %v: its values are too large for the network", c, e[c])
+			continue
+		}
+		goodQ, kept, names = append(goodQ, e...), append(kept, i), append(names, samples[i].name)
+	}
+	ok = kept
+	if len(ok) == 0 {
+		return out, nil
+	}
+	preds, err := m.Classify(goodQ, len(ok), names, o)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +201,15 @@ func (m *Model) classifySamples(samples []sample, o Options) ([]Prediction, erro
 		out[i] = preds[j]
 	}
 	return out, nil
+}
+
+func nonFinite32(x []float32) int {
+	for j, v := range x {
+		if v != v || math.IsInf(float64(v), 0) {
+			return j
+		}
+	}
+	return -1
 }
 
 // predictEmbeddings classifies the rows of an embeddings .npy; a row with

@@ -104,3 +104,47 @@ func TestCSVDuplicateColumns(t *testing.T) {
 		t.Fatalf("ambiguous column b: %v", err)
 	}
 }
+
+// A row whose value is finite in the file but overflows after the recorded
+// standardisation fails alone, named by
+// FILE:LINE; the other rows are classified as they are on their own.
+func TestOverflowingRowFailsAlone(t *testing.T) {
+	f := makeExport(t, model.Config{Kind: model.MLP, InShape: []int{2}, Hidden: 4, Dim: 3, DType: model.Float32}, "csv", 12, 2, 4)
+	newModel := func(st *Standardize) *Model {
+		m, err := NewModel(f.Net, f.Emb, f.N, f.D, f.Labels, f.P, f.Names, Settings{K: 3, Standardize: st,
+			Input: &Input{Kind: InputFeatures, Reader: "csv", Shape: []int{2}, Features: []string{"a", "b"}}})
+		must(t, err)
+		return m
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.csv")
+	must(t, os.WriteFile(good, []byte("a,b\n0.1,0.2\n0.3,0.4\n"), 0o644))
+	for name, tc := range map[string]struct {
+		st   *Standardize
+		row  string
+		want string
+	}{
+		"standardised":  {&Standardize{Mode: "channel", Mean: []float64{0, 0}, SD: []float64{0.5, 0.5}}, "3e38,0", `bad.csv:3: column "a" is +Inf after the model's input standardisation`},
+		"standardised2": {&Standardize{Mode: "channel", Mean: []float64{0, 0}, SD: []float64{0.5, 0.5}}, "0,-3.3e38", `bad.csv:3: column "b" is -Inf`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := newModel(tc.st)
+			bad := filepath.Join(dir, "bad.csv")
+			must(t, os.WriteFile(bad, []byte("a,b\n0.1,0.2\n"+tc.row+"\n0.3,0.4\n"), 0o644))
+			preds, err := m.PredictFiles(Inputs{CSV: bad}, Options{})
+			if err != nil {
+				t.Fatalf("the whole batch failed: %v", err)
+			}
+			alone, err := m.PredictFiles(Inputs{CSV: good}, Options{})
+			must(t, err)
+			if len(preds) != 3 || Failed(preds) != 1 || preds[1].Class != -1 || !strings.Contains(preds[1].Error, tc.want) {
+				t.Fatalf("predictions %+v, want row 2 failed with %q", preds, tc.want)
+			}
+			for j, i := range []int{0, 2} {
+				if preds[i].Error != "" || preds[i].Class != alone[j].Class || !slices.Equal(preds[i].Proba, alone[j].Proba) {
+					t.Errorf("row %d: %+v, alone %+v", i, preds[i], alone[j])
+				}
+			}
+		})
+	}
+}

@@ -279,11 +279,21 @@ func (m *Model) Embed(x []float32, n int) ([]float64, error) {
 	if want := net.Config().InSize(); len(x) != n*want {
 		return nil, fmt.Errorf("%w: %d values for %d samples of %d", ErrInput, len(x), n, want)
 	}
+	if x, err = m.standardize(x, n, net.Config().InShape); err != nil {
+		return nil, err
+	}
+	return net.Embed(x, n)
+}
+
+// standardize returns n samples x of the network's input shape after the
+// input standardisation the model was trained with: a copy, or x itself
+// when there is none.
+func (m *Model) standardize(x []float32, n int, shape []int) ([]float32, error) {
 	if st := m.Settings.Standardize; st != nil && st.Mode != "" && st.Mode != "none" {
 		x = append([]float32(nil), x...)
-		if err := st.apply(x, n, net.Config().InShape); err != nil {
+		if err := st.apply(x, n, shape); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
 	}
-	return net.Embed(x, n)
+	return x, nil
 }
