@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -466,9 +467,12 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The model's shape as the npy reader gives it (n×H×W read as
+	// [1, H, W], channels-last images transposed), or flat: the same
+	// number of values in another shape would be scrambled pixels.
 	size := prod(shape)
-	if prod(got) != size {
-		return nil, fmt.Errorf("%w: %s: samples of shape %v, the model takes %v", ErrInput, path, got, shape)
+	if !slices.Equal(got, shape) && !slices.Equal(got, []int{size}) {
+		return nil, fmt.Errorf("%w: %s: samples of shape %v, the model takes %v (or %d values a row)", ErrInput, path, got, shape, size)
 	}
 	out := make([]sample, n)
 	for i := range out {

@@ -1,10 +1,16 @@
 package predict
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
+	"strconv"
 
 	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/internal/npy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,4 +153,75 @@ func TestOverflowingRowFailsAlone(t *testing.T) {
 			}
 		})
 	}
+}
+
+// -npy takes the model's sample shape (channels first or last, as the npy
+// reader reads X.npy) or flat rows; the same number of values in another
+// shape is an ErrInput error naming the file and both shapes.
+func TestNPYShapeChecked(t *testing.T) {
+	f := makeExport(t, model.Config{Kind: model.CNN, InShape: []int{3, 4, 4}, Channels: 2, Dim: 3, DType: model.Float64}, "imagefolder", 8, 2, 2)
+	e, err := Load(f.Dir)
+	must(t, err)
+	e.Settings.Input = &Input{Kind: InputImages, Reader: "npy", Shape: []int{3, 4, 4}}
+	x := make([]float64, len(f.QueryX))
+	for i, v := range f.QueryX {
+		x[i] = float64(v)
+	}
+	last := make([]float64, len(x)) // n×H×W×C
+	for i := range 2 {
+		for c := range 3 {
+			for p := range 16 {
+				last[i*48+p*3+c] = x[i*48+c*16+p]
+			}
+		}
+	}
+	dir := t.TempDir()
+	write := func(name string, data []float64, shape ...int) string {
+		p := filepath.Join(dir, name)
+		must(t, os.WriteFile(p, npyBytes(t, data, shape...), 0o644))
+		return p
+	}
+	want, err := e.Classify(f.Query, 2, nil, Options{})
+	must(t, err)
+	for name, p := range map[string]string{
+		"first": write("first.npy", x, 2, 3, 4, 4), "flat": write("flat.npy", x, 2, 48), "last": write("last.npy", last, 2, 4, 4, 3)} {
+		preds, err := e.PredictFiles(Inputs{NPY: p}, Options{})
+		must(t, err)
+		for i := range preds {
+			if preds[i].Error != "" || preds[i].Class != want[i].Class || !slices.EqualFunc(preds[i].Proba, want[i].Proba, func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }) {
+				t.Errorf("%s: sample %d: %+v, want %+v", name, i, preds[i], want[i])
+			}
+		}
+	}
+	for name, tc := range map[string]struct{ shape, sample []int }{
+		"scrambled": {[]int{2, 2, 4, 6}, []int{2, 4, 6}},
+		"two-d":     {[]int{2, 4, 12}, []int{1, 4, 12}},
+		"wide":      {[]int{2, 1, 48}, []int{1, 1, 48}},
+	} {
+		p := write(name+".npy", x, tc.shape...)
+		_, err := e.PredictFiles(Inputs{NPY: p}, Options{})
+		wantMsg := fmt.Sprintf("%s: samples of shape %v, the model takes [3 4 4]", p, tc.sample)
+		if err == nil || !errors.Is(err, ErrInput) || !strings.Contains(err.Error(), wantMsg) {
+			t.Errorf("%s: %v, want %q", name, err, wantMsg)
+		}
+	}
+}
+
+// npyBytes encodes data as a little-endian float64 .npy of any shape.
+func npyBytes(t *testing.T, data []float64, shape ...int) []byte {
+	t.Helper()
+	var flat bytes.Buffer
+	must(t, npy.EncodeFloat64(&flat, data, len(data)))
+	b := flat.Bytes()
+	payload := b[10+int(binary.LittleEndian.Uint16(b[8:10])):]
+	dims := make([]string, len(shape))
+	for i, v := range shape {
+		dims[i] = strconv.Itoa(v)
+	}
+	dict := "{'descr': '<f8', 'fortran_order': False, 'shape': (" + strings.Join(dims, ", ") + "), }"
+	pad := (64 - (10+len(dict)+1)%64) % 64
+	h := append([]byte("\x93NUMPY\x01\x00"), 0, 0)
+	binary.LittleEndian.PutUint16(h[8:], uint16(len(dict)+pad+1))
+	h = append(append(append(h, dict...), bytes.Repeat([]byte(" "), pad)...), '\n')
+	return append(h, payload...)
 }
