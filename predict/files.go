@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	_ "image/gif"  // registered for image.DecodeConfig: the formats the imagefolder reader decodes
+	_ "image/jpeg" // registered for image.DecodeConfig
+	_ "image/png"  // registered for image.DecodeConfig
 	"io"
 	"io/fs"
 	"math"
@@ -20,13 +23,15 @@ import (
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/internal/par"
+	_ "golang.org/x/image/bmp"  // registered for image.DecodeConfig
+	_ "golang.org/x/image/webp" // registered for image.DecodeConfig
 )
 
 // Inputs are new samples given as files, in exactly one of four forms.
 type Inputs struct {
 	// Images are image files (PNG, JPEG, GIF, BMP, WebP, decoded by
-	// content) or folders, searched recursively for files with an image
-	// extension (hidden ones skipped), in sorted order.
+	// content) or folders, contributing in sorted order the files the
+	// imagefolder reader reads from them (see ExpandImages).
 	Images []string
 	// CSV is a table of feature rows. For a model trained on a CSV its
 	// columns are matched by header name to the model's features (other
@@ -486,13 +491,19 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 }
 
 // imageExts are the extensions of the image files a folder argument
-// contributes.
+// always contributes (as for the imagefolder reader, such a file must
+// decode; it fails as an input of its own if it does not).
 var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".jpe": true, ".gif": true, ".bmp": true, ".dib": true, ".webp": true}
 
 // ExpandImages lists the image files that paths mean: a file is taken as
-// it is; a folder contributes, recursively and in sorted order, its files
-// with an image extension (hidden files and folders skipped). A path that
-// does not exist is kept, so that it fails as an input of its own.
+// it is; a folder contributes, recursively and in sorted order, the files
+// the imagefolder reader of training would read from it: every regular
+// file (or link to one) not hidden (names starting with ".", "__MACOSX";
+// hidden folders are skipped whole) whose name has an image extension, or
+// whose content is an image (PNG, JPEG, GIF, BMP or WebP, recognised by
+// its header: a .jfif or a file without extension); other files are
+// skipped, as the reader skips them. A path that does not exist is kept,
+// so that it fails as an input of its own.
 func ExpandImages(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
@@ -505,13 +516,26 @@ func ExpandImages(paths []string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if path != p && strings.HasPrefix(e.Name(), ".") {
+			if path == p {
+				return nil
+			}
+			if hiddenName(e.Name()) {
 				if e.IsDir() {
 					return filepath.SkipDir
 				}
 				return nil
 			}
-			if !e.IsDir() && imageExts[strings.ToLower(filepath.Ext(e.Name()))] {
+			if e.IsDir() {
+				return nil
+			}
+			if !e.Type().IsRegular() {
+				// A link to a file is read; a device, a socket, a broken
+				// link or a link to a folder is not (as in the reader).
+				if fi, err := os.Stat(path); e.Type()&fs.ModeSymlink == 0 || err != nil || !fi.Mode().IsRegular() {
+					return nil
+				}
+			}
+			if imageExts[strings.ToLower(filepath.Ext(e.Name()))] || isImageFile(path) {
 				out = append(out, path)
 			}
 			return nil
@@ -521,6 +545,31 @@ func ExpandImages(paths []string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// hiddenName reports whether a folder entry is bookkeeping the imagefolder
+// reader skips: a hidden name (".DS_Store", "._x.png") or "__MACOSX".
+func hiddenName(name string) bool {
+	return strings.HasPrefix(name, ".") || name == "__MACOSX"
+}
+
+// isImageFile reports whether the content of the file at path is an image
+// of a registered format (its header names one). A header that names a
+// format but is broken counts as an image: the file is then reported as a
+// corrupt image, as the reader reports it, not skipped.
+func isImageFile(path string) (ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return true // unreadable: taken, so that it fails as an input of its own
+	}
+	defer f.Close()
+	defer func() {
+		if recover() != nil {
+			ok = true // a decoder that panics: a corrupt image
+		}
+	}()
+	_, _, err = image.DecodeConfig(io.LimitReader(f, datasets.MaxImageFileBytes))
+	return !errors.Is(err, image.ErrFormat)
 }
 
 // MinImageFraction: an image whose width or height is below this fraction

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"image"
+	"image/jpeg"
+	"image/png"
 	"math"
 	"slices"
 	"strconv"
@@ -224,4 +227,109 @@ func npyBytes(t *testing.T, data []float64, shape ...int) []byte {
 	binary.LittleEndian.PutUint16(h[8:], uint16(len(dict)+pad+1))
 	h = append(append(append(h, dict...), bytes.Repeat([]byte(" "), pad)...), '\n')
 	return append(h, payload...)
+}
+
+// A folder given to -images contributes exactly the files the imagefolder
+// reader of training reads from it, in its order: images by content too
+// (.jfif, no extension, nested folders, links to files), not text files,
+// hidden files or folders, __MACOSX. A broken .png is taken (it fails
+// alone), as is a non-image named explicitly.
+func TestExpandImagesAsReader(t *testing.T) {
+	dir := t.TempDir()
+	img := func(v uint8) []byte {
+		g := image.NewGray(image.Rect(0, 0, 5, 4))
+		for i := range g.Pix {
+			g.Pix[i] = v + uint8(i)
+		}
+		var b bytes.Buffer
+		must(t, png.Encode(&b, g))
+		return b.Bytes()
+	}
+	jpg := func(v uint8) []byte {
+		g := image.NewGray(image.Rect(0, 0, 5, 4))
+		for i := range g.Pix {
+			g.Pix[i] = v
+		}
+		var b bytes.Buffer
+		must(t, jpeg.Encode(&b, g, nil))
+		return b.Bytes()
+	}
+	files := map[string][]byte{
+		"cat/a.png": img(10), "cat/b.jfif": jpg(40), "cat/noext": img(20), "cat/notes.txt": []byte("not an image"),
+		"cat/.hidden.png": img(30), "cat/.git/c.png": img(30), "cat/sub/d.JPG": jpg(90), "dog/__MACOSX/e.png": img(1),
+		"dog/f.webp.bak": img(200), "dog/g.bmp": bmpBytes(), "dog/empty": nil,
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, data, 0o644))
+	}
+	must(t, os.Symlink(filepath.Join(dir, "cat", "a.png"), filepath.Join(dir, "dog", "link")))
+	d, err := datasets.ReadImageFolder(os.DirFS(dir), dir, datasets.ImageFolderOptions{Size: 4})
+	must(t, err)
+	var want []string
+	for _, f := range d.Files {
+		want = append(want, filepath.Join(dir, filepath.FromSlash(f)))
+	}
+	got, err := ExpandImages([]string{dir})
+	must(t, err)
+	if !slices.Equal(got, want) || len(got) != 7 {
+		t.Fatalf("ExpandImages:\n%q\nthe reader reads:\n%q", got, want)
+	}
+	// Predicted as the reader decodes them: every file classified.
+	m := imageFolderModel(t, d)
+	preds, err := m.PredictFiles(Inputs{Images: []string{dir}}, Options{})
+	must(t, err)
+	if len(preds) != 7 || Failed(preds) != 0 {
+		t.Fatalf("predictions %+v", preds)
+	}
+	broken := filepath.Join(dir, "dog", "zz.png")
+	must(t, os.WriteFile(broken, []byte("\x89PNG\r\n\x1a\nbroken"), 0o644))
+	text := filepath.Join(dir, "cat", "notes.txt")
+	if got, err = ExpandImages([]string{dir, text}); err != nil || len(got) != 9 || got[7] != broken || got[8] != text {
+		t.Fatalf("with a broken .png and a named text file: %q, %v", got, err)
+	}
+	preds, err = m.PredictFiles(Inputs{Images: []string{dir, text}}, Options{})
+	must(t, err)
+	if Failed(preds) != 2 || !strings.Contains(preds[7].Error, broken) || !strings.Contains(preds[8].Error, text) {
+		t.Fatalf("predictions %+v", preds)
+	}
+}
+
+// bmpBytes is a 2×2 24-bit BMP.
+func bmpBytes() []byte {
+	b := []byte("BM")
+	b = binary.LittleEndian.AppendUint32(b, 54+16)
+	b = append(b, 0, 0, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, 54)
+	b = binary.LittleEndian.AppendUint32(b, 40)
+	b = binary.LittleEndian.AppendUint32(b, 2)
+	b = binary.LittleEndian.AppendUint32(b, 2)
+	b = binary.LittleEndian.AppendUint16(b, 1)
+	b = binary.LittleEndian.AppendUint16(b, 24)
+	b = append(b, make([]byte, 24)...)
+	return append(b, 1, 2, 3, 4, 5, 6, 0, 0, 7, 8, 9, 10, 11, 12, 0, 0)
+}
+
+// imageFolderModel is a model with a fresh CNN for the image folder d's
+// samples, recorded as trained on it.
+func imageFolderModel(t *testing.T, d *datasets.Dataset) *Model {
+	t.Helper()
+	net, err := model.New(model.Config{Kind: model.CNN, InShape: d.Shape, Channels: 2, Dim: 3, DType: model.Float64}, 1)
+	must(t, err)
+	emb, err := net.Embed(d.X, d.Len())
+	must(t, err)
+	n := d.Len()
+	count := make([]float64, len(d.Classes))
+	for _, y := range d.Labels {
+		count[y]++
+	}
+	p := make([]float64, len(d.Classes)*n)
+	for i, y := range d.Labels {
+		p[y*n+i] = 1 / count[y]
+	}
+	m, err := NewModel(net, emb, n, net.Dim(), d.Labels, p, d.Classes, Settings{K: 1,
+		Input: &Input{Kind: InputImages, Reader: "imagefolder", Shape: d.Shape}})
+	must(t, err)
+	return m
 }
