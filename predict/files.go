@@ -46,7 +46,11 @@ type Inputs struct {
 	// Embeddings is an nq×D float64 .npy of embeddings made by the same
 	// network.
 	Embeddings string
-	Invert     *bool // images: override the model's polarity (nil: the model's)
+	// Invert overrides the polarity of images for a model of a built-in
+	// image data set (nil: its reader's: inverted for Omniglot); refused
+	// for a model trained on an image folder or NumPy images, whose
+	// readers never invert.
+	Invert *bool
 }
 
 // Check reports inputs given in none or several forms, or -invert without
@@ -598,6 +602,11 @@ func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 	folder := false // the image-folder reader's Catmull-Rom resampling, not area averaging
 	if in := m.Settings.Input; in != nil && (in.Reader == "imagefolder" || in.Reader == "npy") {
 		folder = true
+		// Those readers never invert: the model knows one polarity only,
+		// the images' own.
+		if invert != nil {
+			return nil, fmt.Errorf("-invert applies to models of the built-in image data sets (whose readers fix the polarity, Omniglot's inverted); this model was trained on %s images, taken as they are, so new images are too", in.Reader)
+		}
 	}
 	files, err := ExpandImages(paths)
 	if err != nil {

@@ -333,3 +333,37 @@ func imageFolderModel(t *testing.T, d *datasets.Dataset) *Model {
 	must(t, err)
 	return m
 }
+
+// -invert is refused for a model trained on an image folder or NumPy
+// images (their readers never invert), whatever its value; it still
+// applies to a model of a built-in data set.
+func TestInvertRefusedForFolderModels(t *testing.T) {
+	dir := t.TempDir()
+	g := image.NewGray(image.Rect(0, 0, 4, 4))
+	for _, name := range []string{"a/1.png", "a/2.png", "b/1.png", "b/2.png"} {
+		g.Pix[0] += 50
+		var b bytes.Buffer
+		must(t, png.Encode(&b, g))
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, b.Bytes(), 0o644))
+	}
+	d, err := datasets.ReadImageFolder(os.DirFS(dir), dir, datasets.ImageFolderOptions{})
+	must(t, err)
+	m := imageFolderModel(t, d)
+	for _, reader := range []string{"imagefolder", "npy"} {
+		m.Settings.Input.Reader = reader
+		for _, v := range []bool{true, false} {
+			_, err := m.PredictFiles(Inputs{Images: []string{dir}, Invert: &v}, Options{})
+			if err == nil || !strings.Contains(err.Error(), "-invert applies to models of the built-in image data sets") || !strings.Contains(err.Error(), reader) {
+				t.Errorf("%s, -invert=%v: %v", reader, v, err)
+			}
+		}
+	}
+	m.Settings.Input.Reader, m.Settings.Dataset = "omniglot", "omniglot"
+	inv := false
+	preds, err := m.PredictFiles(Inputs{Images: []string{dir}, Invert: &inv}, Options{})
+	if err != nil || Failed(preds) != 0 {
+		t.Fatalf("omniglot model, -invert=false: %v %+v", err, preds)
+	}
+}

@@ -72,7 +72,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	method := fs.String("method", "drknn", "classifier: "+strings.Join(predict.Methods(), ", "))
 	format := fs.String("format", "csv", "output format: csv, text or json")
 	outPath := fs.String("out", "", "write the output to this file instead of standard output")
-	invert := fs.Bool("invert", false, "invert image polarity (1 − v); default: on for Omniglot models only")
+	invert := fs.Bool("invert", false, "invert image polarity (1 − v) of a built-in data set's model; default: on for Omniglot models only; refused for image-folder and NumPy models")
 	// Flags and paths may be mixed: parse again after each non-flag argument.
 	var paths []string
 	for rest := args; ; rest = fs.Args()[1:] {
