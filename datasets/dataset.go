@@ -29,6 +29,10 @@ type Dataset struct {
 	// Features names the columns of feature rows (csv), one per value of a
 	// sample; nil when the columns have no names.
 	Features []string
+	// ImageShape, for images flattened into feature rows (an MLP on
+	// images: Shape is then [C·H·W]), is the images' [C, H, W], so that
+	// a model trained on them can still be given images; nil otherwise.
+	ImageShape []int
 	// Report says what the reader skipped or could not fill in, for the
 	// caller to log (library code never prints); nil when there is nothing
 	// to say. It describes the data set as read, not its subsets.
@@ -181,7 +185,7 @@ func (d *Dataset) Indices(index []int) ([]int, error) {
 // Subset returns a new Dataset holding the samples at idx, in that order.
 func (d *Dataset) Subset(idx []int) *Dataset {
 	s := d.SampleSize()
-	out := &Dataset{Name: d.Name, Shape: append([]int(nil), d.Shape...), Classes: d.Classes, Features: d.Features,
+	out := &Dataset{Name: d.Name, Shape: append([]int(nil), d.Shape...), Classes: d.Classes, Features: d.Features, ImageShape: d.ImageShape,
 		X: make([]float32, 0, len(idx)*s), Labels: make([]int, 0, len(idx))}
 	if d.Files != nil {
 		out.Files = make([]string, 0, len(idx))

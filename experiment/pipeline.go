@@ -572,6 +572,9 @@ func (rep *Repeat) Model(cfg Config) (*predict.Model, error) {
 // episode e's samples, for the model trained on it.
 func (c *Config) predictSettings(e *Episode) predict.Settings {
 	in := &predict.Input{Kind: predict.InputFeatures, Reader: c.Dataset, Shape: slices.Clone(e.Train.Shape), Features: e.Train.Features}
+	if im := e.Train.ImageShape; len(im) == 3 && len(in.Shape) == 1 && im[0]*im[1]*im[2] == in.Shape[0] {
+		in.Shape = slices.Clone(im) // images flattened for an MLP: the model takes images
+	}
 	if len(in.Shape) == 3 {
 		in.Kind = predict.InputImages
 	}

@@ -538,7 +538,7 @@ func writeJSON(path string, v any) error {
 
 // ForData fits the config to the data set d it will run on: model.kind ""
 // becomes cnn for images and mlp for feature rows; images are flattened
-// into feature rows for an MLP; a CNN on feature rows or augmentation
+// into feature rows for an MLP (their shape kept in ImageShape); a CNN on feature rows or augmentation
 // without images is an error. The returned config is the one recorded.
 func ForData(cfg Config, d *datasets.Dataset) (Config, *datasets.Dataset, error) {
 	cfg.Model.Kind = cfg.ModelKind(d.Shape)
@@ -551,6 +551,9 @@ func ForData(cfg Config, d *datasets.Dataset) (Config, *datasets.Dataset, error)
 	case cfg.Model.Kind == "mlp" && len(d.Shape) != 1:
 		c := *d
 		c.Shape = []int{d.SampleSize()}
+		if len(d.Shape) == 3 {
+			c.ImageShape = slices.Clone(d.Shape) // recorded: the model still takes images
+		}
 		return cfg, &c, nil
 	}
 	return cfg, d, nil
