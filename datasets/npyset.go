@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,8 +113,9 @@ func ReadNPY(dir string) (*Dataset, error) {
 // npySamples converts the n×… array xa read from path into samples as
 // ReadNPY documents (uint8 pixels / 255; [F], [1, H, W] or [C, H, W];
 // channels-last images transposed, which note says). With rejectNonFinite
-// a NaN or ±Inf value is an error; otherwise NaN stays (a missing value)
-// and ±Inf is still an error.
+// a NaN or ±Inf value (or a float64 beyond the float32 range) is an error;
+// otherwise they stay (NaN, ±Inf), for the caller to judge sample by
+// sample.
 func npySamples(xa *npy.Array, path string, rejectNonFinite bool) (x []float32, shape []int, note string, err error) {
 	if len(xa.Shape) < 1 || xa.Shape[0] < 1 {
 		return nil, nil, "", corruptf("npy: %s: shape %v, want n×… with n ≥ 1 samples", path, xa.Shape)
@@ -123,11 +123,6 @@ func npySamples(xa *npy.Array, path string, rejectNonFinite bool) (x []float32, 
 	n := xa.Shape[0]
 	if x, err = xa.Float32(rejectNonFinite); err != nil {
 		return nil, nil, "", corruptf("npy: %s: %w", path, err)
-	}
-	for i, v := range x {
-		if math.IsInf(float64(v), 0) {
-			return nil, nil, "", corruptf("npy: %s: element %d is %v", path, i, v)
-		}
 	}
 	if xa.Kind == npy.Uint && xa.Size == 1 {
 		for i, v := range x {
@@ -164,7 +159,8 @@ func npySamples(xa *npy.Array, path string, rejectNonFinite bool) (x []float32, 
 // reads X.npy — uint8 pixels scaled to [0, 1], n×H×W as [1, H, W],
 // channels-last images transposed — for tools that classify new samples
 // with a model trained on NumPy data. NaN values are kept (missing values
-// for the caller to fill or refuse); ±Inf is an error.
+// for the caller to fill or refuse), and so are ±Inf (values beyond the
+// float32 range become ±Inf), for the caller to refuse sample by sample.
 func ReadNPYSamples(path string) (x []float32, n int, shape []int, err error) {
 	xa, err := npy.Read(path)
 	if err != nil {

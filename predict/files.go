@@ -486,7 +486,15 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 	out := make([]sample, n)
 	for i := range out {
 		s := sample{name: fmt.Sprintf("%s:%d", path, i), x: x[i*size : (i+1)*size]}
-		if err := m.fill(s.x, func(j int) string { return fmt.Sprintf("value %d", j) }); err != nil {
+		for j, v := range s.x {
+			if math.IsInf(float64(v), 0) {
+				s.err = fmt.Errorf("%s row %d: value %d is not a finite float32 (%v)", path, i, j, v)
+				break
+			}
+		}
+		if s.err != nil {
+			s.x = nil
+		} else if err := m.fill(s.x, func(j int) string { return fmt.Sprintf("value %d", j) }); err != nil {
 			s.x, s.err = nil, fmt.Errorf("%s row %d: %w", path, i, err)
 		}
 		out[i] = s

@@ -367,3 +367,21 @@ func TestInvertRefusedForFolderModels(t *testing.T) {
 		t.Fatalf("omniglot model, -invert=false: %v %+v", err, preds)
 	}
 }
+
+// A .npy row with a value beyond the float32 range fails alone, named
+// FILE row N; the other rows are classified.
+func TestNPYInfiniteRowFailsAlone(t *testing.T) {
+	f := makeExport(t, model.Config{Kind: model.MLP, InShape: []int{2}, Hidden: 4, Dim: 3, DType: model.Float32}, "npy", 12, 2, 4)
+	e, err := Load(f.Dir)
+	must(t, err)
+	p := filepath.Join(t.TempDir(), "x.npy")
+	must(t, os.WriteFile(p, npyBytes(t, []float64{0.1, 0.2, 1e300, 0, 0.3, math.Inf(-1), 0.3, 0.4}, 4, 2), 0o644))
+	preds, err := e.PredictFiles(Inputs{NPY: p}, Options{})
+	if err != nil {
+		t.Fatalf("the whole file failed: %v", err)
+	}
+	if Failed(preds) != 2 || preds[0].Error != "" || preds[3].Error != "" ||
+		!strings.Contains(preds[1].Error, p+" row 1: value 0 is not a finite float32") || !strings.Contains(preds[2].Error, p+" row 2: value 1") {
+		t.Fatalf("predictions %+v", preds)
+	}
+}
