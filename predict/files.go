@@ -41,7 +41,8 @@ type Inputs struct {
 	// training filled them (data.missing), or make the row fail.
 	CSV string
 	// NPY is a .npy file of n samples, read as the npy data set reads
-	// X.npy (uint8 pixels / 255; n×F, n×H×W, n×C×H×W or n×H×W×C).
+	// X.npy (uint8 pixels / 255; n×F, n×H×W, n×C×H×W or n×H×W×C), of the
+	// model's sample shape or flat (n × its number of values).
 	NPY string
 	// Embeddings is an nq×D float64 .npy of embeddings made by the same
 	// network.
@@ -100,7 +101,7 @@ type sample struct {
 // input that cannot be read or does not fit (a corrupt image, a row with
 // text in a number column) gets a Prediction with Error set and the others
 // are still classified; the error return is for problems with the model or
-// the whole input (a missing CSV column, samples of the wrong size), which
+// the whole input (a missing CSV column, samples of the wrong shape), which
 // wrap ErrInput where the input is at fault.
 func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
 	if err := in.Check(); err != nil {
