@@ -514,7 +514,7 @@ func TestWriteFormats(t *testing.T) {
 // FuzzCSVSamples: any bytes give rows that are either numbers (finite, the
 // model's width) or an error, never a panic.
 func FuzzCSVSamples(f *testing.F) {
-	for _, s := range []string{"1,2,3\n", "a,b,c\n0.1,0.2,0.3\n", "# c\n\n1,2\n", "1,\"2\",3\n", "1e400,0,0\n", "h,w,d\n1,,3\n", "\ufeffd,h,w\nNA,1,2\n"} {
+	for _, s := range []string{"1,2,3\n", "a,b,c\n0.1,0.2,0.3\n", "# c\n\n1,2\n", "1,\"2\",3\n", "1e400,0,0\n", "h,w,d\n1,,3\n", "\ufeffd,h,w\nNA,1,2\n", "#h,w,,d,x,x\n1,2,0,3,4,5\n", "h,w,d,w\n1,2,3,4\n"} {
 		f.Add(s, false)
 		f.Add(s, true)
 	}
