@@ -27,8 +27,9 @@ type ImageFolderOptions struct {
 	// stretched, not cropped). 0 keeps the native size, which must then be
 	// the same for every image.
 	Size int
-	// Part reads one part of a split folder: "train" or "test"; "" reads
-	// both (and a plain folder). Naming a part of a folder that is not split
+	// Part reads one part of a split folder: "train" or "test" (its train/
+	// or test/ folder, in any letter case); "" reads both (and a plain
+	// folder). Naming a part of a folder that is not split
 	// is an error.
 	Part string
 }
@@ -54,11 +55,17 @@ type folderItem struct {
 // ROOT/<class>/<file>, files in nested folders of a class belonging to it.
 // root names the folder in messages and Files are relative to it.
 //
-// A split folder — one whose only sub-folders are train/ and test/, each
+// A split folder — one whose only sub-folders are train/ and test/ (in any
+// letter case: Train/ and Test/ too, Files keeping the names as found), each
 // laid out as above — is read whole: train/ first, then test/; Dataset.Test
 // marks the samples from test/; classes are the union of both parts (a
-// class present in one part only is kept and listed in
-// Report.TrainOnly/TestOnly). ImageFolderOptions.Part reads one part alone.
+// class whose folder exists in one part only is kept and listed in
+// Report.TrainOnly/TestOnly; a class folder that exists must hold an image
+// in either part). ImageFolderOptions.Part reads one part alone. Top-level
+// folders that all name data set parts (train, val, valid, validation,
+// test, in any letter case) without being exactly train/ and test/ — say
+// train/, val/ and test/, or a lone train/ — are an ErrCorrupt error naming
+// the folder: they are never read as classes named after the parts.
 //
 // Natural order: classes sorted by folder name (labels in that order, class
 // names = folder names), within a class files sorted by path. Images are
@@ -71,7 +78,8 @@ type folderItem struct {
 // content is not an image unless their name says it is one (.png, .jpg,
 // .jpeg, .gif, .bmp, .webp: those must decode). An image that does not
 // decode is an ErrCorrupt error naming the file, as is a class folder with
-// no image; a missing folder or one without class folders is ErrNotFound.
+// no image (of a split folder: in its part, as when that part is read
+// alone); a missing folder or one without class folders is ErrNotFound.
 func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset, error) {
 	if opts.Size < 0 {
 		return nil, fmt.Errorf("imagefolder: size %d must be ≥ 0 (0 = native size)", opts.Size)
@@ -80,7 +88,7 @@ func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset
 		return nil, fmt.Errorf("imagefolder: part %q: want train, test or \"\" (both)", opts.Part)
 	}
 	rep := &Report{}
-	items, classes, split, err := listImageFolder(fsys, root, opts.Part, rep)
+	items, classes, folders, split, err := listImageFolder(fsys, root, opts.Part, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -125,18 +133,19 @@ func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset
 
 	// Channels: forced grey, or grey when every image is.
 	allGrey := true
-	perClass := make([]int, len(classes))
 	for i := range items {
 		if !skipped[i] {
 			allGrey = allGrey && greyImg[i]
-			perClass[items[i].class]++
 		} else {
 			rep.NotImage++
 		}
 	}
-	for c, n := range perClass {
-		if n == 0 {
-			return nil, corruptf("imagefolder: %s: class folder %q holds no image", root, classes[c])
+	// Every class folder of every part holds an image: a class of a split
+	// folder without any in test/ (or train/) is reported, never silently
+	// trained or tested without samples of that part.
+	for _, f := range folders {
+		if !slices.Contains(skipped[f.lo:f.hi], false) {
+			return nil, corruptf("imagefolder: %s: class folder %q holds no image (only other files)", display(f.part), f.class)
 		}
 	}
 	channels := 3
@@ -276,31 +285,96 @@ func isDirFS(fsys fs.FS, p string, e fs.DirEntry) (bool, error) {
 	return fi.IsDir(), nil
 }
 
+// splitNames are the folder names (in lower case) that name a part of a data
+// set rather than a class.
+var splitNames = map[string]bool{"train": true, "val": true, "valid": true, "validation": true, "test": true}
+
+// folderPart is one part of an image folder: the whole folder (dir ".") or
+// the train/ or test/ folder of a split folder, under its own name.
+type folderPart struct {
+	dir  string // slash-separated path inside the fs.FS
+	test bool   // the test part of a split folder
+}
+
+// classFolder is one class folder of one part, and the range of items
+// listed from it.
+type classFolder struct {
+	part, class string // part dir ("." or the split folder's name) and class name
+	lo, hi      int    // items[lo:hi] come from this folder
+}
+
+// splitLayout tells from the top-level folder names top (sorted) how the
+// folder is laid out: a split folder when they are train and test in any
+// letter case (their names returned as found), class folders when some name
+// is not a split name. Split names other than exactly train and test (val/,
+// a lone train/, …) are an error: the reader would otherwise take the
+// splits for classes.
+func splitLayout(top []string, root string) (train, test string, err error) {
+	var val string
+	for _, n := range top {
+		switch l := strings.ToLower(n); {
+		case !splitNames[l]:
+			return "", "", nil
+		case l == "train" && train == "":
+			train = n
+		case l == "test" && test == "":
+			test = n
+		case l != "train" && l != "test" && val == "":
+			val = n
+		}
+	}
+	if len(top) == 2 && train != "" && test != "" {
+		return train, test, nil
+	}
+	var hint string
+	switch {
+	case train != "" && test != "" && val != "":
+		hint = fmt.Sprintf("; point at %s to read the training part alone, or merge %s/ into %s/ or %s/", path.Join(root, train), val, train, test)
+	case train != "":
+		hint = fmt.Sprintf("; point at %s to read it alone", path.Join(root, train))
+	default:
+		hint = fmt.Sprintf("; point at one of them, e.g. %s", path.Join(root, top[0]))
+	}
+	what := fmt.Sprintf("its folders %s name data set parts", strings.Join(top, ", "))
+	if len(top) == 1 {
+		what = fmt.Sprintf("its only folder %s names a data set part", top[0])
+	}
+	return "", "", corruptf("imagefolder: %s: %s, not classes; the reader takes class folders (%s/<class>/…) or a split folder holding exactly train/ and test/, each with class folders%s",
+		root, what, root, hint)
+}
+
 // listImageFolder lists the files of every class folder (of both parts of
 // a split folder, or of the one part asked for) in natural order, counting
-// what it skips in rep.
-func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folderItem, classes []string, split bool, err error) {
+// what it skips in rep. folders lists the class folders in that order,
+// each with its range of items.
+func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folderItem, classes []string, folders []classFolder, split bool, err error) {
 	top, err := subfolders(fsys, ".", root, rep)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, nil, false, err
 	}
-	split = len(top) == 2 && top[0] == "test" && top[1] == "train"
-	parts := []string{"."}
-	if split {
-		parts = []string{"train", "test"}
-		if part != "" {
-			parts = []string{part}
-		}
-	} else if part != "" {
-		return nil, nil, false, notFoundf("imagefolder: %s is not a split folder (only train/ and test/ inside), so it has no %s part", root, part)
+	trainDir, testDir, err := splitLayout(top, root)
+	if err != nil {
+		return nil, nil, nil, false, err
+	}
+	split = trainDir != ""
+	parts := []folderPart{{dir: "."}}
+	switch {
+	case split && part == "train":
+		parts = []folderPart{{dir: trainDir}}
+	case split && part == "test":
+		parts = []folderPart{{dir: testDir, test: true}}
+	case split:
+		parts = []folderPart{{dir: trainDir}, {dir: testDir, test: true}}
+	case part != "":
+		return nil, nil, nil, false, notFoundf("imagefolder: %s is not a split folder (only train/ and test/ inside), so it has no %s part", root, part)
 	}
 	perPart := make([][]string, len(parts))
 	set := map[string]bool{}
 	for k, p := range parts {
-		if p == "." {
+		if p.dir == "." {
 			perPart[k] = top
-		} else if perPart[k], err = subfolders(fsys, p, path.Join(root, p), rep); err != nil {
-			return nil, nil, false, err
+		} else if perPart[k], err = subfolders(fsys, p.dir, path.Join(root, p.dir), rep); err != nil {
+			return nil, nil, nil, false, err
 		}
 		for _, c := range perPart[k] {
 			set[c] = true
@@ -310,7 +384,7 @@ func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folder
 		classes = append(classes, c)
 	}
 	slices.Sort(classes)
-	if split && len(parts) == 2 {
+	if len(parts) == 2 {
 		for _, c := range classes {
 			inTrain, inTest := slices.Contains(perPart[0], c), slices.Contains(perPart[1], c)
 			if !inTest {
@@ -322,7 +396,7 @@ func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folder
 	}
 	for k, p := range parts {
 		for _, c := range perPart[k] {
-			dir := path.Join(p, c)
+			dir := path.Join(p.dir, c)
 			label, _ := slices.BinarySearch(classes, c)
 			n := len(items)
 			err := fs.WalkDir(fsys, dir, func(fp string, e fs.DirEntry, err error) error {
@@ -348,18 +422,19 @@ func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folder
 						return nil
 					}
 				}
-				items = append(items, folderItem{path: fp, class: label, test: p == "test"})
+				items = append(items, folderItem{path: fp, class: label, test: p.test})
 				return nil
 			})
 			if err != nil {
-				return nil, nil, false, err
+				return nil, nil, nil, false, err
 			}
 			if len(items) == n {
-				return nil, nil, false, corruptf("imagefolder: %s: empty class folder (no files)", path.Join(root, dir))
+				return nil, nil, nil, false, corruptf("imagefolder: %s: empty class folder (no files)", path.Join(root, dir))
 			}
+			folders = append(folders, classFolder{part: p.dir, class: c, lo: n, hi: len(items)})
 		}
 	}
-	return items, classes, split, nil
+	return items, classes, folders, split, nil
 }
 
 // subfolders returns the sorted names of the non-hidden folders in dir,

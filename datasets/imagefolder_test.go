@@ -447,3 +447,104 @@ func TestDecodeFolderImageMatchesReader(t *testing.T) {
 		t.Fatal("text decoded")
 	}
 }
+
+// Top-level split folders: train/ and test/ in any letter case are a split
+// folder; any other set of split names (val/, a lone train/, …) is refused
+// with one line naming the folder, never read as classes named after the
+// splits.
+func TestImageFolderSplitLayouts(t *testing.T) {
+	p := func(v uint8) []byte { return pngGrey(t, 2, 2, func(x, y int) uint8 { return v }) }
+	t.Run("Train and Test", func(t *testing.T) {
+		files := map[string][]byte{
+			"Train/cat/1.png": p(10), "Train/dog/1.png": p(20),
+			"Test/cat/2.png": p(30), "Test/dog/2.png": p(40),
+		}
+		d, err := ReadImageFolder(mapFS(files), "s", ImageFolderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(d.Classes, []string{"cat", "dog"}) || !reflect.DeepEqual(d.Labels, []int{0, 1, 0, 1}) ||
+			!reflect.DeepEqual(d.Test, []bool{false, false, true, true}) ||
+			!reflect.DeepEqual(d.Files, []string{"Train/cat/1.png", "Train/dog/1.png", "Test/cat/2.png", "Test/dog/2.png"}) ||
+			d.X[0] != 10.0/255 || d.X[3*4] != 40.0/255 {
+			t.Fatalf("classes %v labels %v test %v files %v", d.Classes, d.Labels, d.Test, d.Files)
+		}
+		te, err := ReadImageFolder(mapFS(files), "s", ImageFolderOptions{Part: "test"})
+		if err != nil || !reflect.DeepEqual(te.Files, []string{"Test/cat/2.png", "Test/dog/2.png"}) || !reflect.DeepEqual(te.Test, []bool{true, true}) {
+			t.Fatalf("Part test: %v %+v", err, te)
+		}
+	})
+	t.Run("TRAIN and test", func(t *testing.T) {
+		files := map[string][]byte{"TRAIN/cat/1.png": p(10), "test/cat/2.png": p(30)}
+		d, err := ReadImageFolder(mapFS(files), "s", ImageFolderOptions{})
+		if err != nil || !reflect.DeepEqual(d.Classes, []string{"cat"}) || !reflect.DeepEqual(d.Files, []string{"TRAIN/cat/1.png", "test/cat/2.png"}) {
+			t.Fatalf("%v %+v", err, d)
+		}
+	})
+	for _, c := range []struct {
+		name    string
+		parts   []string
+		mention []string
+	}{
+		{"train val test", []string{"train", "val", "test"}, []string{"s: ", "test, train, val", "s/train", "val/"}},
+		{"Train Validation", []string{"Train", "Validation"}, []string{"s: ", "Train, Validation", "s/Train"}},
+		{"train alone", []string{"train"}, []string{"s: ", "s/train"}},
+		{"valid test", []string{"test", "valid"}, []string{"s: ", "test, valid"}},
+		{"train twice", []string{"Train", "test", "train"}, []string{"s: ", "Train, test, train"}},
+	} {
+		files := map[string][]byte{}
+		for _, part := range c.parts {
+			files[part+"/cat/1.png"] = p(10)
+			files[part+"/dog/1.png"] = p(200)
+		}
+		for _, part := range []string{"", "train", "test"} {
+			d, err := ReadImageFolder(mapFS(files), "s", ImageFolderOptions{Part: part})
+			if err == nil {
+				t.Errorf("%s, part %q: read as classes %q (files %q)", c.name, part, d.Classes, d.Files)
+				continue
+			}
+			msg := err.Error()
+			if d != nil || !errors.Is(err, ErrCorrupt) || strings.Contains(msg, "\n") || !strings.Contains(msg, "train/ and test/") {
+				t.Errorf("%s, part %q: %v", c.name, part, err)
+			}
+			for _, m := range c.mention {
+				if !strings.Contains(msg, m) {
+					t.Errorf("%s, part %q: %q does not mention %q", c.name, part, msg, m)
+				}
+			}
+		}
+	}
+	// A class folder that merely shares a split's name among real classes
+	// stays a class.
+	d, err := ReadImageFolder(mapFS(map[string][]byte{"test/1.png": p(1), "zebra/1.png": p(2)}), "s", ImageFolderOptions{})
+	if err != nil || !reflect.DeepEqual(d.Classes, []string{"test", "zebra"}) {
+		t.Fatalf("classes test, zebra: %v %+v", err, d)
+	}
+}
+
+// In a split folder every class folder of every part must hold an image:
+// test/cat/ with only a text file is the error that reading test/ alone
+// gives, not a class silently without test samples.
+func TestImageFolderSplitClassWithoutImage(t *testing.T) {
+	p := func(v uint8) []byte { return pngGrey(t, 2, 2, func(x, y int) uint8 { return v }) }
+	files := map[string][]byte{
+		"train/cat/1.png": p(10), "train/dog/1.png": p(20), "test/dog/2.png": p(30),
+		"test/cat/notes.txt": []byte("hello"),
+	}
+	for _, part := range []string{"", "test"} {
+		d, err := ReadImageFolder(mapFS(files), "s", ImageFolderOptions{Part: part})
+		if err == nil || d != nil || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `s/test: class folder "cat" holds no image`) {
+			t.Errorf("part %q: %v", part, err)
+		}
+	}
+	d, err := ReadImageFolder(mapFS(files), "s", ImageFolderOptions{Part: "train"})
+	if err != nil || d.Len() != 2 || d.Report.NotImage != 0 {
+		t.Fatalf("train part: %v %+v", err, d)
+	}
+	// Without the folder the class is train-only, as documented.
+	delete(files, "test/cat/notes.txt")
+	d, err = ReadImageFolder(mapFS(files), "s", ImageFolderOptions{})
+	if err != nil || !reflect.DeepEqual(d.Report.TrainOnly, []string{"cat"}) || d.Len() != 3 {
+		t.Fatalf("no test/cat/: %v %+v", err, d)
+	}
+}
