@@ -35,6 +35,24 @@ const MaxImagePixels = 1 << 25
 // errNotImage marks data that no registered decoder recognises.
 var errNotImage = errors.New("not a PNG or JPEG (nor GIF, BMP, WebP) image")
 
+// sniffLen is how many leading bytes of a file decide whether it is an
+// image (isImageData): more than the longest signature of the registered
+// formats (WebP's "RIFF????WEBPVP8", 15 bytes).
+const sniffLen = 64
+
+// isImageData reports whether head — the first sniffLen bytes of a file, or
+// all of a shorter one — starts like one of the registered image formats:
+// exactly when decodeImage on the whole file would not answer errNotImage.
+func isImageData(head []byte) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = true // a decoder recognised the format, then failed: corrupt, not "not an image"
+		}
+	}()
+	_, _, err := image.DecodeConfig(bytes.NewReader(head))
+	return !errors.Is(err, image.ErrFormat)
+}
+
 // decodeImage decodes PNG, JPEG, GIF, BMP or WebP data by content (never by
 // file name), after checking the declared size against maxPixels. A decoder
 // that panics on hostile input is reported as a corrupt image.

@@ -1,7 +1,7 @@
 package datasets
 
 import (
-	"errors"
+	"bytes"
 	"fmt"
 	"image"
 	"io"
@@ -76,7 +76,9 @@ type folderItem struct {
 // Skipped and counted in Dataset.Report: hidden files and folders (names
 // starting with "."; __MACOSX), files outside class folders, and files whose
 // content is not an image unless their name says it is one (.png, .jpg,
-// .jpeg, .gif, .bmp, .webp: those must decode). An image that does not
+// .jpeg, .gif, .bmp, .webp: those must decode). Content is judged from a
+// file's first bytes, so a non-image of any size is skipped without being
+// read whole; an image file larger than MaxImageFileBytes is an error. An image that does not
 // decode is an ErrCorrupt error naming the file, as is a class folder with
 // no image (of a split folder: in its part, as when that part is read
 // alone); a missing folder or one without class folders is ErrNotFound.
@@ -112,15 +114,18 @@ func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset
 	skipped := make([]bool, len(items))
 	err = parallelFor(len(items), func(i int) error {
 		it := items[i]
-		data, err := readFSFile(fsys, it.path)
+		data, isImage, err := readFolderFile(fsys, it.path)
 		if err != nil {
 			return classify(fmt.Errorf("imagefolder: %s: %w", display(it.path), err))
 		}
-		img, err := decodeImage(data, MaxImagePixels)
-		if errors.Is(err, errNotImage) && !imageExts[strings.ToLower(path.Ext(it.path))] {
-			skipped[i] = true
-			return nil
+		if !isImage {
+			if !imageExts[strings.ToLower(path.Ext(it.path))] {
+				skipped[i] = true
+				return nil
+			}
+			return corruptf("imagefolder: %s: %w", display(it.path), errNotImage)
 		}
+		img, err := decodeImage(data, MaxImagePixels)
 		if err != nil {
 			return corruptf("imagefolder: %s: %w", display(it.path), err)
 		}
@@ -261,15 +266,30 @@ func nativeSize(fsys fs.FS, items []folderItem, display func(string) string) (h,
 	return sizes[first].Y, sizes[first].X, nil
 }
 
-// readFSFile reads a whole file of fsys, refusing more than
-// MaxImageFileBytes.
-func readFSFile(fsys fs.FS, name string) ([]byte, error) {
+// readFolderFile reads a file of fsys whole when its first bytes are those
+// of an image format (isImage true); otherwise it stops after them, so a
+// non-image file of any size is skipped without being loaded. An image file
+// larger than MaxImageFileBytes is an error.
+func readFolderFile(fsys fs.FS, name string) (data []byte, isImage bool, err error) {
 	f, err := fsys.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
-	return readAllLimited(f)
+	head := make([]byte, sniffLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, false, err
+	}
+	head = head[:n]
+	if !isImageData(head) {
+		return nil, false, nil
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > MaxImageFileBytes {
+		return nil, true, fmt.Errorf("file larger than %d bytes (%d bytes)", MaxImageFileBytes, fi.Size())
+	}
+	data, err = readAllLimited(io.MultiReader(bytes.NewReader(head), f))
+	return data, true, err
 }
 
 // isDirFS reports whether the entry at p (inside fsys) is a folder,

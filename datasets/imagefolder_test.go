@@ -3,18 +3,23 @@ package datasets
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/gif"
 	"image/png"
+	"io"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/draw"
@@ -546,5 +551,108 @@ func TestImageFolderSplitClassWithoutImage(t *testing.T) {
 	d, err = ReadImageFolder(mapFS(files), "s", ImageFolderOptions{})
 	if err != nil || !reflect.DeepEqual(d.Report.TrainOnly, []string{"cat"}) || d.Len() != 3 {
 		t.Fatalf("no test/cat/: %v %+v", err, d)
+	}
+}
+
+// bigFile is a file of size bytes that is an error to read past its first
+// readable bytes: a reader that sniffs only what it needs gets through, one
+// that reads the file whole fails.
+type bigFile struct {
+	name       string
+	head       []byte
+	size, read int64
+	readable   int64
+}
+
+func (f *bigFile) Stat() (fs.FileInfo, error) { return f, nil }
+func (f *bigFile) Name() string               { return path.Base(f.name) }
+func (f *bigFile) Size() int64                { return f.size }
+func (f *bigFile) Mode() fs.FileMode          { return 0o644 }
+func (f *bigFile) ModTime() time.Time         { return time.Time{} }
+func (f *bigFile) IsDir() bool                { return false }
+func (f *bigFile) Sys() any                   { return nil }
+func (f *bigFile) Close() error               { return nil }
+func (f *bigFile) Read(p []byte) (int, error) {
+	if f.read >= f.size {
+		return 0, io.EOF
+	}
+	if f.read >= f.readable {
+		return 0, fmt.Errorf("%s read past its first %d bytes", f.name, f.readable)
+	}
+	n := int(min(int64(len(p)), f.readable-f.read, f.size-f.read))
+	for i := range p[:n] {
+		if off := f.read + int64(i); off < int64(len(f.head)) {
+			p[i] = f.head[off]
+		} else {
+			p[i] = 0
+		}
+	}
+	f.read += int64(n)
+	return n, nil
+}
+
+// bigFS serves the files of MapFS and, in place of the names in big, files
+// of MaxImageFileBytes+1 bytes made like the bigFile given.
+type bigFS struct {
+	fstest.MapFS
+	big map[string]bigFile
+}
+
+func (b bigFS) Open(name string) (fs.File, error) {
+	if f, ok := b.big[name]; ok {
+		f.name, f.size = name, MaxImageFileBytes+1
+		return &f, nil
+	}
+	return b.MapFS.Open(name)
+}
+
+// A non-image file of any size in a class folder is skipped, as a small
+// one is, after reading only its first bytes; an image file over
+// MaxImageFileBytes, or a non-image named as an image, stays an error.
+func TestImageFolderSkipsLargeNonImage(t *testing.T) {
+	files := map[string][]byte{
+		"cat/1.png":    pngGrey(t, 2, 2, func(x, y int) uint8 { return 10 }),
+		"dog/1.png":    pngGrey(t, 2, 2, func(x, y int) uint8 { return 200 }),
+		"dog/clip.mp4": nil, "dog/notes.txt": []byte("not an image"),
+	}
+	mp4 := []byte("\x00\x00\x00\x18ftypmp42")
+	fsys := bigFS{mapFS(files), map[string]bigFile{"dog/clip.mp4": {head: mp4, readable: 4096}}}
+	d, err := ReadImageFolder(fsys, "pets", ImageFolderOptions{})
+	if err != nil {
+		t.Fatalf("a %d-byte non-image aborts the read: %v", MaxImageFileBytes+1, err)
+	}
+	if d.Len() != 2 || d.Report.NotImage != 2 || !reflect.DeepEqual(d.Files, []string{"cat/1.png", "dog/1.png"}) {
+		t.Fatalf("len %d, report %+v, files %v", d.Len(), d.Report, d.Files)
+	}
+	for _, c := range []struct {
+		name    string
+		f       bigFile
+		mention string
+	}{
+		{"dog/big.png", bigFile{head: []byte("\x89PNG\r\n\x1a\n"), readable: MaxImageFileBytes + 1}, "larger than"}, // an image too large to load
+		{"dog/clip.jpg", bigFile{head: mp4, readable: 4096}, "not a PNG"},                                           // a non-image named as an image
+	} {
+		fsys.big = map[string]bigFile{c.name: c.f}
+		fsys.MapFS[c.name] = &fstest.MapFile{Mode: 0o644} // listed; its content comes from big
+		d, err := ReadImageFolder(fsys, "pets", ImageFolderOptions{})
+		delete(fsys.MapFS, c.name)
+		if err == nil || d != nil || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "pets/"+c.name+": ") ||
+			!strings.Contains(err.Error(), c.mention) || strings.Contains(err.Error(), "read past") {
+			t.Errorf("%s: %v (want ErrCorrupt naming it, %q)", c.name, err, c.mention)
+		}
+	}
+	// The same through Load on disk, with a sparse 70 MB file.
+	dir := t.TempDir()
+	writeTree(t, dir, map[string][]byte{"cat/1.png": files["cat/1.png"], "dog/1.png": files["dog/1.png"]})
+	f, err := os.Create(filepath.Join(dir, "dog", "clip.mp4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(70 << 20); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if d, err := Load("imagefolder", dir, Options{}); err != nil || d.Len() != 2 || d.Report.NotImage != 1 {
+		t.Fatalf("Load: %v %+v", err, d)
 	}
 }
