@@ -175,10 +175,11 @@ func TestCOVIDCTNoModeOrFormatSignal(t *testing.T) {
 				pairs["jpeg named .png vs .jpg"] = append(pairs["jpeg named .png vs .jpg"], pair{names[k], data, data, [2]string{".png", ".jpg"}})
 				continue
 			}
-			img, err := decodeImage(data, MaxImagePixels)
+			img, release, err := decodeImage(data, MaxImagePixels)
 			if err != nil {
 				t.Fatal(err)
 			}
+			release() // img is only read below
 			b := img.Bounds()
 			rgba := image.NewNRGBA(b)  // alpha 255, like the upstream RGBA files
 			rgb := image.NewRGBA(b)    // opaque: written as truecolour without alpha

@@ -7,6 +7,7 @@ package datasets
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"image"
@@ -20,10 +21,13 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/drknn/drknn/internal/par"
 	_ "golang.org/x/image/bmp"  // registered for image.Decode: image folders
 	_ "golang.org/x/image/webp" // registered for image.Decode: image folders
+	"golang.org/x/sync/semaphore"
 )
 
 // MaxImagePixels bounds width×height of any image the readers decode. The
@@ -56,28 +60,40 @@ func isImageData(head []byte) (ok bool) {
 // decodeImage decodes PNG, JPEG, GIF, BMP or WebP data by content (never by
 // file name), after checking the declared size against maxPixels. A decoder
 // that panics on hostile input is reported as a corrupt image.
-func decodeImage(data []byte, maxPixels int) (img image.Image, err error) {
+//
+// The image's width × height is taken from the package's decoding budget
+// (decodePixels) before its pixels are allocated; the caller holds them
+// while it converts the image and gives them back with release (a no-op
+// after an error; safe to call twice), so that parallel decoding never holds
+// more than about MaxImagePixels pixels at once.
+func decodeImage(data []byte, maxPixels int) (img image.Image, release func(), err error) {
+	release = func() {}
 	defer func() {
 		if r := recover(); r != nil {
 			img, err = nil, fmt.Errorf("corrupt image: decoder failed (%v)", r)
+		}
+		if err != nil {
+			release()
+			release = func() {}
 		}
 	}()
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
 		if errors.Is(err, image.ErrFormat) {
-			return nil, errNotImage
+			return nil, release, errNotImage
 		}
-		return nil, fmt.Errorf("bad image header: %w", err)
+		return nil, release, fmt.Errorf("bad image header: %w", err)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return nil, fmt.Errorf("%s image has empty size %d×%d", format, cfg.Width, cfg.Height)
+		return nil, release, fmt.Errorf("%s image has empty size %d×%d", format, cfg.Width, cfg.Height)
 	}
 	if cfg.Width > maxPixels/cfg.Height {
-		return nil, fmt.Errorf("%s image of %d×%d pixels exceeds the limit of %d pixels", format, cfg.Width, cfg.Height, maxPixels)
+		return nil, release, fmt.Errorf("%s image of %d×%d pixels exceeds the limit of %d pixels", format, cfg.Width, cfg.Height, maxPixels)
 	}
+	release = decodePixels.acquire(int64(cfg.Width) * int64(cfg.Height))
 	img, _, err = image.Decode(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("corrupt %s image: %w", format, err)
+		return nil, release, fmt.Errorf("corrupt %s image: %w", format, err)
 	}
 	if format == "webp" {
 		switch m := img.(type) {
@@ -89,9 +105,48 @@ func decodeImage(data []byte, maxPixels int) (img image.Image, err error) {
 	}
 	b := img.Bounds()
 	if b.Dx() != cfg.Width || b.Dy() != cfg.Height {
-		return nil, fmt.Errorf("%s image decoded to %d×%d, header says %d×%d", format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
+		return nil, release, fmt.Errorf("%s image decoded to %d×%d, header says %d×%d", format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
 	}
-	return img, nil
+	return img, release, nil
+}
+
+// decodePixels is the decoding budget of every image reader: the pixels
+// (width × height, from the headers) of the images being decoded and
+// converted at once. One image takes 1–8 bytes a pixel decoded and 4–12
+// more as float32 planes, so the ioOverlap×GOMAXPROCS workers of
+// parallelFor, each holding a large image, could take gigabytes (16 grey
+// 5700×5700 PNGs of 43 KB each took 5.6 GB); with the budget at most about
+// MaxImagePixels pixels are in flight (≤ 0.6 GB), while small images still
+// decode on every core.
+var decodePixels = newPixelBudget(MaxImagePixels)
+
+// pixelBudget is a weighted semaphore counting pixels.
+type pixelBudget struct {
+	size       int64
+	sem        *semaphore.Weighted
+	held, peak atomic.Int64 // pixels held now, and the most held at once (for tests)
+}
+
+func newPixelBudget(size int64) *pixelBudget {
+	return &pixelBudget{size: size, sem: semaphore.NewWeighted(size)}
+}
+
+// acquire waits until n pixels are free (n is capped at the whole budget,
+// so any image can be decoded, alone) and returns the function that gives
+// them back; calling it again does nothing.
+func (b *pixelBudget) acquire(n int64) (release func()) {
+	n = min(max(n, 1), b.size)
+	_ = b.sem.Acquire(context.Background(), n) // fails only when the context is done
+	held := b.held.Add(n)
+	for p := b.peak.Load(); held > p && !b.peak.CompareAndSwap(p, held); p = b.peak.Load() {
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.held.Add(-n)
+			b.sem.Release(n)
+		})
+	}
 }
 
 // webpRGB converts the Y'CbCr planes of a lossy WebP image to RGB the way
@@ -209,6 +264,39 @@ func straightRGB(c color.Color) (r, g, b uint32) {
 		r, g, b = r*0xffff/a, g*0xffff/a, b*0xffff/a
 	}
 	return r, g, b
+}
+
+// sameRGB reports whether R = G = B at every pixel of img as rgbPlanes
+// reads it — exactly when its three planes would be equal — without
+// building them: at once for grey image types, stopping at the first
+// coloured pixel otherwise.
+func sameRGB(img image.Image) bool {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	switch m := img.(type) {
+	case *image.Gray, *image.Gray16:
+		return true
+	case *image.RGBA, *image.NRGBA:
+		pix, stride := rgbaPix(m)
+		for y := 0; y < h; y++ {
+			row := pix[y*stride : y*stride+4*w]
+			for x := 0; x < 4*w; x += 4 {
+				if row[x] != row[x+1] || row[x] != row[x+2] {
+					return false
+				}
+			}
+		}
+	default:
+		for y := 0; y < h; y++ {
+			for x := 0; x < w; x++ {
+				r, g, bl := straightRGB(img.At(b.Min.X+x, b.Min.Y+y))
+				if fr := float32(r) / 0xffff; fr != float32(g)/0xffff || fr != float32(bl)/0xffff { // rgbPlanes's values
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // rgbPlanes returns img as three h×w planes R, G, B (channel-major) in
@@ -342,10 +430,11 @@ func parallelFor(n int, fn func(i int) error) error {
 // toGrey decodes data and returns its luma resized to size×size (or at
 // native size when size == 0, in which case h and w are the image's).
 func toGrey(data []byte, size int) (out []float32, h, w int, err error) {
-	img, err := decodeImage(data, MaxImagePixels)
+	img, release, err := decodeImage(data, MaxImagePixels)
 	if err != nil {
 		return nil, 0, 0, err
 	}
+	defer release()
 	plane, h, w := greyPlane(img)
 	if size == 0 {
 		return plane, h, w, nil
@@ -357,10 +446,11 @@ func toGrey(data []byte, size int) (out []float32, h, w int, err error) {
 
 // toRGB decodes data and returns its R, G, B planes resized to size×size.
 func toRGB(data []byte, size int) ([]float32, error) {
-	img, err := decodeImage(data, MaxImagePixels)
+	img, release, err := decodeImage(data, MaxImagePixels)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	planes, h, w := rgbPlanes(img)
 	out := make([]float32, 3*size*size)
 	resizeArea(out, planes, 3, h, w, size, size)
@@ -492,10 +582,11 @@ func decodeItems(name, root string, shape []int, classes []string, items []image
 }
 
 // decodeSample checks the shape of a sample that DecodeImage or
-// DecodeFolderImage is to make and decodes data.
-func decodeSample(data []byte, channels, height, width int) (image.Image, error) {
+// DecodeFolderImage is to make and decodes data (decodeImage: the caller
+// calls release when done with the image).
+func decodeSample(data []byte, channels, height, width int) (img image.Image, release func(), err error) {
 	if channels != 1 && channels != 3 || height < 1 || width < 1 {
-		return nil, fmt.Errorf("cannot make images of shape [%d %d %d] (want 1 or 3 channels)", channels, height, width)
+		return nil, func() {}, fmt.Errorf("cannot make images of shape [%d %d %d] (want 1 or 3 channels)", channels, height, width)
 	}
 	return decodeImage(data, MaxImagePixels)
 }
@@ -507,10 +598,11 @@ func decodeSample(data []byte, channels, height, width int) (image.Image, error)
 // area averaging. Tools that classify new images use it so that a file
 // gives the same sample as through the matching reader.
 func DecodeImage(data []byte, channels, height, width int) ([]float32, error) {
-	img, err := decodeSample(data, channels, height, width)
+	img, release, err := decodeSample(data, channels, height, width)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	var planes []float32
 	var h, w int
 	if channels == 1 {

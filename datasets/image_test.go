@@ -12,6 +12,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -272,7 +274,8 @@ func FuzzDecodeImage(f *testing.F) {
 	f.Add(readTestdata(f, "colour-lossy.webp"))
 	f.Add([]byte{0xff, 0xd8, 0xff})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		img, err := decodeImage(data, 1<<16)
+		img, release, err := decodeImage(data, 1<<16)
+		defer release()
 		if err != nil {
 			if img != nil {
 				t.Fatal("image returned with an error")
@@ -295,4 +298,43 @@ func FuzzDecodeImage(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The decoding budget bounds the pixels of the images decoded and
+// converted at once, whatever the number of workers, lets an image larger
+// than the whole budget through alone, and changes no value.
+func TestDecodePixelBudget(t *testing.T) {
+	files := map[string][]byte{}
+	for i := 0; i < 12; i++ {
+		files[fmt.Sprintf("c%d/%02d.png", i%2, i)] = pngGrey(t, 40, 30, func(x, y int) uint8 { return uint8(x*y + i) })
+	}
+	files["c1/big.png"] = pngGrey(t, 100, 90, func(x, y int) uint8 { return uint8(x + y) })
+	want, err := ReadImageFolder(mapFS(files), "b", ImageFolderOptions{Size: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := decodePixels
+	defer func() { decodePixels = saved }()
+	decodePixels = newPixelBudget(3 * 40 * 30)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8)) // 32 workers
+	got, err := ReadImageFolder(mapFS(files), "b", ImageFolderOptions{Size: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.X, want.X) || !reflect.DeepEqual(got.Files, want.Files) {
+		t.Fatal("a smaller budget changed the data set")
+	}
+	if p, h := decodePixels.peak.Load(), decodePixels.held.Load(); p != 3*40*30 || h != 0 {
+		t.Fatalf("peak %d pixels held (want the whole budget, %d, with 32 workers), %d still held", p, 3*40*30, h)
+	}
+	// Failures and panics give their pixels back.
+	bad := pngGrey(t, 40, 30, func(x, y int) uint8 { return 1 })
+	for i := 0; i < 10; i++ {
+		if _, _, _, err := toGrey(bad[:len(bad)-20], 4); err == nil {
+			t.Fatal("truncated PNG decoded")
+		}
+	}
+	if h := decodePixels.held.Load(); h != 0 {
+		t.Fatalf("%d pixels still held after failed decodes", h)
+	}
 }

@@ -70,7 +70,8 @@ type folderItem struct {
 // Natural order: classes sorted by folder name (labels in that order, class
 // names = folder names), within a class files sorted by path. Images are
 // decoded by content (PNG, JPEG, GIF's first frame, BMP, WebP) on all
-// cores; the result does not depend on scheduling. Alpha is ignored (never
+// cores, at most about MaxImagePixels pixels at once (decodeImage's
+// budget); the result does not depend on scheduling. Alpha is ignored (never
 // composited). See ImageFolderOptions for channels and size.
 //
 // Skipped and counted in Dataset.Report: hidden files and folders (names
@@ -125,10 +126,11 @@ func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset
 			}
 			return corruptf("imagefolder: %s: %w", display(it.path), errNotImage)
 		}
-		img, err := decodeImage(data, MaxImagePixels)
+		img, release, err := decodeImage(data, MaxImagePixels)
 		if err != nil {
 			return corruptf("imagefolder: %s: %w", display(it.path), err)
 		}
+		defer release()
 		samples[i], greyImg[i] = convertFolderImage(img, opts.Grey, h, w)
 		return nil
 	})
@@ -187,23 +189,18 @@ func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset
 
 // convertFolderImage turns a decoded image into one sample of h×w planes:
 // one luma plane (greyPlane) when grey is requested or when R = G = B
-// everywhere (isGrey true); otherwise R, G, B planes.
+// everywhere (isGrey true); otherwise R, G, B planes. A grey image never
+// gets the three planes (12 bytes a pixel) built only to be compared.
 func convertFolderImage(img image.Image, grey bool, h, w int) (sample []float32, isGrey bool) {
 	var planes []float32
 	var ih, iw int
 	c := 1
-	if grey {
-		planes, ih, iw = greyPlane(img)
+	if grey || sameRGB(img) {
+		planes, ih, iw = greyPlane(img) // for 8-bit grey the values R would have: one path for both modes
 		isGrey = true
 	} else {
 		planes, ih, iw = rgbPlanes(img)
-		n := ih * iw
-		isGrey = slices.Equal(planes[:n], planes[n:2*n]) && slices.Equal(planes[:n], planes[2*n:])
-		if isGrey {
-			planes, _, _ = greyPlane(img) // the same values as R for 8-bit grey; one path for both modes
-		} else {
-			c = 3
-		}
+		c = 3
 	}
 	out := make([]float32, c*h*w)
 	resizeKernel(draw.CatmullRom, out, planes, c, ih, iw, h, w)
@@ -218,10 +215,11 @@ func convertFolderImage(img image.Image, grey bool, h, w int) (sample []float32,
 // new images for a model trained on an image folder use it, so that a file
 // gives the same sample as through the reader.
 func DecodeFolderImage(data []byte, channels, height, width int) ([]float32, error) {
-	img, err := decodeSample(data, channels, height, width)
+	img, release, err := decodeSample(data, channels, height, width)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	s, _ := convertFolderImage(img, channels == 1, height, width)
 	if channels == 3 && len(s) == height*width {
 		s = append(append(s, s...), s...)

@@ -16,6 +16,7 @@ import (
 	"path"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -411,10 +412,11 @@ func TestLossyWebPMatchesLibwebp(t *testing.T) {
 		t.Fatalf("unexpected reference file (%d bytes)", len(ppm))
 	}
 	ref := ppm[len(header):]
-	img, err := decodeImage(readTestdata(t, "colour-lossy.webp"), MaxImagePixels)
+	img, release, err := decodeImage(readTestdata(t, "colour-lossy.webp"), MaxImagePixels)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer release()
 	planes, h, w := rgbPlanes(img)
 	if h != 12 || w != 16 {
 		t.Fatalf("%d×%d", w, h)
@@ -654,5 +656,86 @@ func TestImageFolderSkipsLargeNonImage(t *testing.T) {
 	f.Close()
 	if d, err := Load("imagefolder", dir, Options{}); err != nil || d.Len() != 2 || d.Report.NotImage != 1 {
 		t.Fatalf("Load: %v %+v", err, d)
+	}
+}
+
+// A grey PNG and the same pixels stored as RGB (truecolour PNG, palette
+// GIF) are grey images: one channel, and the same values v/255, in
+// automatic and in grey mode, at native size and resampled.
+func TestImageFolderGreyAndRGBSameValues(t *testing.T) {
+	const w, h = 6, 5
+	v := func(x, y int) uint8 { return uint8(37*x + 11*y*y + 3) }
+	rgb := image.NewRGBA(image.Rect(0, 0, w, h))
+	pal := make(color.Palette, 0, 256)
+	idx := map[uint8]uint8{}
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			rgb.SetRGBA(x, y, color.RGBA{v(x, y), v(x, y), v(x, y), 255})
+			if _, ok := idx[v(x, y)]; !ok {
+				idx[v(x, y)] = uint8(len(pal))
+				pal = append(pal, color.RGBA{v(x, y), v(x, y), v(x, y), 255})
+			}
+		}
+	}
+	paletted := image.NewPaletted(rgb.Bounds(), pal)
+	for y := 0; y < h; y++ {
+		for x := 0; x < w; x++ {
+			paletted.SetColorIndex(x, y, idx[v(x, y)])
+		}
+	}
+	var rgbPNG, palGIF bytes.Buffer
+	if err := png.Encode(&rgbPNG, rgb); err != nil {
+		t.Fatal(err)
+	}
+	if err := gif.Encode(&palGIF, paletted, &gif.Options{NumColors: 256}); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"a/grey.png": pngGrey(t, w, h, v), "b/rgb.png": rgbPNG.Bytes(), "c/pal.gif": palGIF.Bytes()}
+	for _, opts := range []ImageFolderOptions{{}, {Grey: true}, {Size: 3}, {Size: 9, Grey: true}} {
+		d, err := ReadImageFolder(mapFS(files), "g", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Shape[0] != 1 || d.Len() != 3 {
+			t.Fatalf("%+v: shape %v, %d samples", opts, d.Shape, d.Len())
+		}
+		if !reflect.DeepEqual(d.Sample(0), d.Sample(1)) || !reflect.DeepEqual(d.Sample(0), d.Sample(2)) {
+			t.Fatalf("%+v: grey PNG %v\nRGB PNG %v\nGIF %v", opts, d.Sample(0), d.Sample(1), d.Sample(2))
+		}
+		if opts.Size == 0 {
+			for i, got := range d.Sample(0) {
+				if want := float32(v(i%w, i/w)) / 255; got != want {
+					t.Fatalf("%+v: pixel %d = %v, want %v", opts, i, got, want)
+				}
+			}
+		}
+	}
+}
+
+// Converting a grey image for an image folder allocates one float32 plane
+// (4 bytes a pixel), not three RGB planes and then the grey one (16).
+func TestConvertFolderImageGreyMemory(t *testing.T) {
+	const side = 1000
+	grey := image.NewGray(image.Rect(0, 0, side, side))
+	rgb := image.NewNRGBA(grey.Bounds())
+	for i := range grey.Pix {
+		grey.Pix[i] = uint8(i % 251)
+		copy(rgb.Pix[4*i:], []byte{grey.Pix[i], grey.Pix[i], grey.Pix[i], 255})
+	}
+	for _, c := range []struct {
+		name string
+		img  image.Image
+	}{{"Gray", grey}, {"NRGBA with R = G = B", rgb}} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		s, isGrey := convertFolderImage(c.img, false, 28, 28)
+		runtime.ReadMemStats(&after)
+		if !isGrey || len(s) != 28*28 {
+			t.Fatalf("%s: grey %v, %d values", c.name, isGrey, len(s))
+		}
+		if perPixel := float64(after.TotalAlloc-before.TotalAlloc) / (side * side); perPixel > 5 {
+			t.Errorf("%s: converting allocates %.1f bytes a pixel, want ≤ 5 (one float32 plane)", c.name, perPixel)
+		}
 	}
 }

@@ -125,10 +125,11 @@ func ReadOmniglot(dir string, opts OmniglotOptions) (*Dataset, error) {
 	}
 	invert := !opts.RawPolarity
 	convert := func(data []byte) ([]float32, error) {
-		img, err := decodeImage(data, MaxImagePixels)
+		img, release, err := decodeImage(data, MaxImagePixels)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		plane, ih, iw := greyPlane(img)
 		if invert {
 			for i, v := range plane {
