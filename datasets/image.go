@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/draw"
 	_ "image/gif"  // registered for image.Decode: image folders
 	_ "image/jpeg" // registered for image.Decode: COVID-CT and miniImageNet hold JPEG data
 	_ "image/png"  // registered for image.Decode: Omniglot and COVID-CT hold PNG data
@@ -104,6 +105,14 @@ func decodeImage(data []byte, maxPixels int) (img image.Image, release func(), e
 		}
 	}
 	b := img.Bounds()
+	if screen := image.Rect(0, 0, cfg.Width, cfg.Height); format == "gif" && b != screen && b.In(screen) {
+		// A GIF's first frame may cover part of the logical screen (the
+		// size of the header): place it on a screen-sized canvas, zero
+		// (transparent black) elsewhere.
+		canvas := image.NewRGBA(screen)
+		draw.Draw(canvas, b, img, b.Min, draw.Src)
+		img, b = canvas, screen
+	}
 	if b.Dx() != cfg.Width || b.Dy() != cfg.Height {
 		return nil, release, fmt.Errorf("%s image decoded to %d×%d, header says %d×%d", format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
 	}

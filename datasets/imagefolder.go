@@ -69,7 +69,8 @@ type folderItem struct {
 //
 // Natural order: classes sorted by folder name (labels in that order, class
 // names = folder names), within a class files sorted by path. Images are
-// decoded by content (PNG, JPEG, GIF's first frame, BMP, WebP) on all
+// decoded by content (PNG, JPEG, GIF's first frame — on the GIF's logical
+// screen, zero where the frame does not cover it —, BMP, WebP) on all
 // cores, at most about MaxImagePixels pixels at once (decodeImage's
 // budget); the result does not depend on scheduling. Alpha is ignored (never
 // composited). See ImageFolderOptions for channels and size.

@@ -739,3 +739,44 @@ func TestConvertFolderImageGreyMemory(t *testing.T) {
 		}
 	}
 }
+
+// A GIF whose first frame covers part of its logical screen is valid: the
+// frame is placed on a screen-sized canvas, zero (transparent black)
+// elsewhere, as in a folder of images of the screen's size.
+func TestDecodeGIFFrameInsideScreen(t *testing.T) {
+	pal := color.Palette{color.RGBA{0, 0, 0, 255}, color.RGBA{255, 255, 255, 255}, color.RGBA{200, 50, 10, 255}}
+	frame := image.NewPaletted(image.Rect(1, 2, 3, 4), pal) // 2×2 at (1, 2)
+	frame.SetColorIndex(1, 2, 1)
+	frame.SetColorIndex(2, 2, 2)
+	frame.SetColorIndex(1, 3, 1)
+	frame.SetColorIndex(2, 3, 1)
+	var b bytes.Buffer
+	if err := gif.EncodeAll(&b, &gif.GIF{Image: []*image.Paletted{frame}, Delay: []int{0},
+		Config: image.Config{ColorModel: pal, Width: 4, Height: 5}}); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{"a/small-frame.gif": b.Bytes(), "b/x.png": pngGrey(t, 4, 5, func(x, y int) uint8 { return 9 })}
+	d, err := ReadImageFolder(mapFS(files), "g", ImageFolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Shape, []int{3, 5, 4}) {
+		t.Fatalf("shape %v", d.Shape)
+	}
+	want := make([]float32, 3*20) // R, G, B planes of 5 rows of 4
+	set := func(x, y int, c color.RGBA) {
+		for ch, v := range []uint8{c.R, c.G, c.B} {
+			want[ch*20+y*4+x] = float32(v) / 255
+		}
+	}
+	set(1, 2, color.RGBA{255, 255, 255, 255})
+	set(2, 2, color.RGBA{200, 50, 10, 255})
+	set(1, 3, color.RGBA{255, 255, 255, 255})
+	set(2, 3, color.RGBA{255, 255, 255, 255})
+	if got := d.Sample(0); !reflect.DeepEqual(got, want) {
+		t.Fatalf("GIF sample %v\nwant %v", got, want)
+	}
+	if s, err := DecodeFolderImage(b.Bytes(), 3, 5, 4); err != nil || !reflect.DeepEqual(s, want) {
+		t.Fatalf("DecodeFolderImage: %v %v", err, s)
+	}
+}
