@@ -60,15 +60,20 @@ type folderItem struct {
 // laid out as above — is read whole: train/ first, then test/; Dataset.Test
 // marks the samples from test/; classes are the union of both parts (a
 // class whose folder exists in one part only is kept and listed in
-// Report.TrainOnly/TestOnly; a class folder that exists must hold an image
-// in either part). ImageFolderOptions.Part reads one part alone. Top-level
+// Report.TrainOnly/TestOnly; a class folder must hold an image in each
+// part where it exists). ImageFolderOptions.Part reads one part alone. Top-level
 // folders that all name data set parts (train, val, valid, validation,
 // test, in any letter case) without being exactly train/ and test/ — say
 // train/, val/ and test/, or a lone train/ — are an ErrCorrupt error naming
 // the folder: they are never read as classes named after the parts.
 //
 // Natural order: classes sorted by folder name (labels in that order, class
-// names = folder names), within a class files sorted by path. Images are
+// names = folder names); within a class, files in the order of a
+// depth-first walk (fs.WalkDir): a folder's entries by name in byte order,
+// a sub-folder's files where its name falls among them. That is not plain
+// path order: cat/a/b.png comes before cat/a-1.png ("a" < "a-1.png",
+// though "a/" > "a-"), and the order stays as it is so that seeded results
+// do not change. Images are
 // decoded by content (PNG, JPEG, GIF's first frame — on the GIF's logical
 // screen, zero where the frame does not cover it —, BMP, WebP) on all
 // cores, at most about MaxImagePixels pixels at once (decodeImage's

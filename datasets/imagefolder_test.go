@@ -780,3 +780,20 @@ func TestDecodeGIFFrameInsideScreen(t *testing.T) {
 		t.Fatalf("DecodeFolderImage: %v %v", err, s)
 	}
 }
+
+// Within a class, files come in depth-first walk order — a folder's
+// entries by name in byte order, a sub-folder's files where its name falls
+// — which is not plain path order (a/b.png before a-1.png, B.png first).
+// The order feeds seeded sampling, so it is pinned here.
+func TestImageFolderFileOrder(t *testing.T) {
+	p := pngGrey(t, 2, 2, func(x, y int) uint8 { return 5 })
+	files := map[string][]byte{"c/a/b.png": p, "c/a-1.png": p, "c/a.png": p, "c/B.png": p, "c/a/z/y.png": p, "c/a/c.png": p, "d/x.png": p}
+	d, err := ReadImageFolder(mapFS(files), "o", ImageFolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"c/B.png", "c/a/b.png", "c/a/c.png", "c/a/z/y.png", "c/a-1.png", "c/a.png", "d/x.png"}
+	if !reflect.DeepEqual(d.Files, want) {
+		t.Fatalf("files %q, want %q", d.Files, want)
+	}
+}
