@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -47,6 +48,39 @@ func TestFigureReproducesTrainAccuracy(t *testing.T) {
 				t.Fatalf("repeat %d: %s accuracy %v", r+1, m, a)
 			}
 		}
+	}
+}
+
+// TestCancelAfterTrainingIsInterrupted: Ctrl-C after the last training
+// step, while a method that does not watch ctx is evaluated (every repeat
+// then finishes without an error), still ends the run as interrupted — an
+// error wrapping context.Canceled, no results.json — and never as a run
+// with neither results nor error (drknn-train dereferenced the nil results;
+// drknn-table reported the cell as skipped and exited 0).
+func TestCancelAfterTrainingIsInterrupted(t *testing.T) {
+	cfg := synthConfig(t, "repeats=2", "train.steps=3", "train.checkpoint_every=0", "queries=20", "eval.methods=[embedding_knn,metaoptnet_rr]", "eval.fewshot_steps=5")
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var mu sync.Mutex
+	started := 0
+	failHook = func(_ int, m string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if m == "metaoptnet_rr" { // each repeat's last method, past its ctx check
+			if started++; started == 2 {
+				cancel() // Ctrl-C while both repeats evaluate it
+			}
+		}
+		return nil
+	}
+	t.Cleanup(func() { failHook = nil })
+	res, err := Run(ctx, cfg, Options{OutDir: dir})
+	if res != nil || !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("cancelled during the last evaluation: results %v, error %v", res != nil, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "results.json")); !os.IsNotExist(err) {
+		t.Fatalf("a cancelled run wrote results.json (%v)", err)
 	}
 }
 

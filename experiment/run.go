@@ -423,7 +423,10 @@ func (r *Results) MethodOrder() []string {
 }
 
 // firstError returns the error of the lowest-numbered repeat that failed
-// other than by cancellation, as "repeat N: …"; else ctx's cancellation.
+// other than by cancellation, as "repeat N: …"; else ctx's cancellation —
+// also when every repeat finished before it noticed (a network baseline's
+// training does not watch ctx): the run was interrupted all the same, and a
+// nil error would pass for a finished run with no results.
 func firstError(ctx context.Context, errs []error) error {
 	for r, err := range errs {
 		if err != nil && !errStopped(err) {
@@ -437,6 +440,9 @@ func firstError(ctx context.Context, errs []error) error {
 			}
 			return fmt.Errorf("repeat %d: %w", r+1, err)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: %w", err)
 	}
 	return nil
 }

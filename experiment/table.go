@@ -205,6 +205,9 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		}
 		notify(CellStarted{Name: o.Name, Dir: dir, Config: o.Config})
 		res, err := RunData(ctx, cfg, d, Options{OutDir: dir, Resume: opts.Resume, KeepCheckpoints: opts.KeepCheckpoints, Observer: notify})
+		if err == nil && res == nil {
+			err = errors.New("no results and no error (a bug: the cell would pass for skipped)")
+		}
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}

@@ -108,6 +108,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err == nil {
 		err = rep.Err()
 	}
+	if err == nil && res == nil {
+		err = errors.New("no results and no error (a bug)")
+	}
 	if err != nil {
 		return err
 	}
