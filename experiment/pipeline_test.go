@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"errors"
+	"github.com/drknn/drknn/internal/datadir"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -171,6 +172,41 @@ func TestEventsCoverTheWork(t *testing.T) {
 // TestTableSkipsAbsentFailsCorrupt: the table runner skips a data set that
 // is not there (datasets.ErrNotFound) with the reason, and fails on one
 // that is there but unreadable, with the reader's message.
+// TestTableCellSizesAndMethods: -set of what a cell fixes (data set, ways,
+// shots) is refused before any work — it used to win over the cell's own
+// values while the table still labelled the cell with the paper's size —
+// and a cell whose eval.methods leave out drknn shows "not evaluated", not
+// an accuracy of 0.000.
+func TestTableCellSizesAndMethods(t *testing.T) {
+	for _, set := range []string{"ways=2", " shots =3", "dataset=mnist"} {
+		out := filepath.Join(t.TempDir(), "t")
+		_, err := RunTable(t.Context(), TableOptions{OutDir: out, Only: []string{"lung-cancer"}, Quick: true, Sets: []string{set}})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "every cell fixes its own") {
+			t.Errorf("-set %s: %v", set, err)
+		}
+		if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+			t.Errorf("-set %s: the refused table made its folder (%v)", set, serr)
+		}
+		if _, err := RunTransferTable(t.Context(), TableOptions{OutDir: out, Quick: true, Sets: []string{set}}); !errors.Is(err, ErrConfig) {
+			t.Errorf("transfer table -set %s: %v", set, err)
+		}
+	}
+	data, err := datadir.Require("lung-cancer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	_, err = RunTable(t.Context(), TableOptions{OutDir: out, Only: []string{"lung-cancer"}, Quick: true,
+		Sets: []string{"data_dir=" + data, "repeats=1", "queries=10", "eval.methods=[embedding_knn]"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil || !strings.Contains(string(md), "| lung-cancer-3w5s | not evaluated | 0.667 |") || strings.Contains(string(md), "| lung-cancer-3w5s | 0.000") {
+		t.Fatalf("table.md: %v\n%s", err, md)
+	}
+}
+
 func TestTableSkipsAbsentFailsCorrupt(t *testing.T) {
 	configs, data := t.TempDir(), t.TempDir()
 	src := "dataset: lung-cancer\nways: 3\ndata_dir: " + data + "\nmodel: {kind: mlp, hidden: 4, dim: 4}\ntrain: {steps: 1}\n"

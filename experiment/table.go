@@ -140,6 +140,9 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 	}
 	var cells []cell
 	var plan []CellPlan
+	if err := cellFixedSets(opts.Sets); err != nil {
+		return nil, fmt.Errorf("table: %w", err)
+	}
 	for _, col := range eval.PaperColumns() {
 		if !wanted(opts.Only, col) {
 			continue
@@ -358,7 +361,11 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			fmt.Fprintf(&md, "| %s | not run | %s | – | – | – |\n", o.Name, ps)
 			continue
 		}
-		r := o.Results.Methods["drknn"]
+		r, evaluated := o.Results.Methods["drknn"]
+		if !evaluated { // eval.methods without drknn: no 0.000 for it
+			fmt.Fprintf(&md, "| %s | not evaluated | %s | – | %d | %s |\n", o.Name, ps, o.Results.Repeats, queriesNote(o.Results))
+			continue
+		}
 		diff := "–"
 		if ok {
 			diff = fmt.Sprintf("%+.3f", r.Mean-paper)
@@ -671,4 +678,19 @@ func queriesNote(r *Results) string {
 		s += " (all that remain)"
 	}
 	return s
+}
+
+// cellFixedSets refuses -set overrides of what a table cell fixes itself —
+// its data set, ways and shots: applied after the cell's own values they
+// won, and the table then labelled (and compared with the paper) a cell of
+// another size than it ran. (Table 1 and the transfer table.)
+func cellFixedSets(sets []string) error {
+	for _, kv := range sets {
+		key, _, _ := strings.Cut(kv, "=")
+		switch k := strings.TrimSpace(key); k {
+		case "dataset", "ways", "shots":
+			return configErr(fmt.Errorf("-set %s: every cell fixes its own data set, ways and shots; run one size with drknn-train -config", k))
+		}
+	}
+	return nil
 }

@@ -101,6 +101,9 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 	cache := map[string]*datasets.Dataset{}
 	loadErr := map[string]error{}
 	cleaned := map[string]bool{}
+	if err := cellFixedSets(opts.Sets); err != nil {
+		return nil, fmt.Errorf("transfer table: %w", err)
+	}
 	for _, cell := range TransferCells() {
 		if len(opts.Only) > 0 && !containsString(opts.Only, cell.Name()) && !containsString(opts.Only, cell.Dataset) {
 			continue

@@ -177,8 +177,8 @@ func (r *Reporter) Observe(e experiment.Event) {
 		if o.Reused {
 			took = "reused"
 		}
-		r.println("%-20s drknn %.3f, proto_net %.3f  %s", o.Cell.Name(), o.Results.Methods["drknn"].Mean,
-			o.Results.Methods["proto_net"].Mean, took)
+		r.println("%-20s drknn %s, proto_net %s  %s", o.Cell.Name(), meanText(o.Results, "drknn"),
+			meanText(o.Results, "proto_net"), took)
 	case experiment.CellDone:
 		r.settle(e.Cell)
 		o := e.Cell
@@ -188,10 +188,10 @@ func (r *Reporter) Observe(e experiment.Event) {
 		}
 		paper, _ := eval.PaperAccuracy("drknn", o.Column)
 		if o.Reused {
-			r.println("%-20s drknn %.3f (paper %.3f)  reused", o.Name, o.Results.Methods["drknn"].Mean, paper)
+			r.println("%-20s drknn %s (paper %.3f)  reused", o.Name, meanText(o.Results, "drknn"), paper)
 			return
 		}
-		r.println("%-20s drknn %.3f (paper %.3f)  %5.1fs", o.Name, o.Results.Methods["drknn"].Mean, paper, o.Results.Seconds)
+		r.println("%-20s drknn %s (paper %.3f)  %5.1fs", o.Name, meanText(o.Results, "drknn"), paper, o.Results.Seconds)
 	}
 }
 
@@ -225,3 +225,13 @@ func (r *Reporter) fail(err error) {
 
 // Err returns the first error met while rendering (e.g. an unwritable log).
 func (r *Reporter) Err() error { return r.err }
+
+// meanText is method m's mean accuracy in res to three decimals, or "–"
+// when the run did not evaluate it (eval.methods without it).
+func meanText(res *experiment.Results, m string) string {
+	r, ok := res.Methods[m]
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.3f", r.Mean)
+}
