@@ -2,8 +2,10 @@ package experiment
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand"
 	"os"
@@ -383,7 +385,7 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	rep.Record.Theta = rep.Theta
 
 	ck := Checkpointing{Resume: o.Resume, Every: cfg.Train.CheckpointEvery,
-		Key: fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, cfg.Train)}
+		Key: fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, cfg.Train, dataKey(cfg, ep.Train, ep.TrainLabels))}
 	if o.Dir != "" {
 		if err := os.MkdirAll(filepath.Join(o.Dir, "export"), 0o755); err != nil {
 			return nil, err
@@ -686,4 +688,33 @@ func (rep *Repeat) solveLOO(cfg Config) error {
 		return fmt.Errorf("LFD at the leave-one-out radius: %w", err)
 	}
 	return nil
+}
+
+// dataKey is the part of a training checkpoint's key that names its data:
+// the protocol, the data settings and a digest (FNV-64a) of the training
+// samples as trained on — after imputation and standardisation — and of
+// their labels. Without it -resume continued a training on other data
+// (another data.standardize, data.synthetic or data_dir) and recorded the
+// new config for the mixed run.
+func dataKey(cfg Config, train *datasets.Dataset, labels []int) string {
+	h := fnv.New64a()
+	buf := make([]byte, 0, 4096)
+	flush := func() {
+		h.Write(buf)
+		buf = buf[:0]
+	}
+	for _, v := range train.X {
+		if len(buf)+4 > cap(buf) {
+			flush()
+		}
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+	}
+	for _, l := range labels {
+		if len(buf)+8 > cap(buf) {
+			flush()
+		}
+		buf = binary.LittleEndian.AppendUint64(buf, uint64(l))
+	}
+	flush()
+	return fmt.Sprintf("protocol %q|%+v|data %d×%v %016x", cfg.Protocol, cfg.Data, train.Len(), train.Shape, h.Sum64())
 }

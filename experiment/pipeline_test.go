@@ -120,6 +120,19 @@ func TestCancelKeepsCheckpointAndResumes(t *testing.T) {
 		t.Fatalf("%d steps before stopping", n)
 	}
 
+	// Resuming with other data settings (the checkpoint key holds them and
+	// a digest of the training samples) is refused, the checkpoint kept.
+	for _, change := range []func(*Config){
+		func(c *Config) { c.Data.Standardize = "sample" },
+		func(c *Config) { c.Data.Synthetic = 7 },
+	} {
+		other := cfg
+		change(&other)
+		if _, err := Run(t.Context(), other, Options{OutDir: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "belongs to another run or config") {
+			t.Fatalf("resume with other data settings: %v", err)
+		}
+	}
+
 	steps.Store(0)
 	got, err := Run(t.Context(), cfg, Options{OutDir: dir, Resume: true, Observer: observe})
 	if err != nil {
