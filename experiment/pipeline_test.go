@@ -218,6 +218,19 @@ func TestTableCellSizesAndMethods(t *testing.T) {
 	if err != nil || !strings.Contains(string(md), "| lung-cancer-3w5s | not evaluated | 0.667 |") || strings.Contains(string(md), "| lung-cancer-3w5s | 0.000") {
 		t.Fatalf("table.md: %v\n%s", err, md)
 	}
+	// Run again over it (what -force allows): a cell's folder holds only
+	// the new run — here 1 repeat where the earlier file says otherwise.
+	stale := filepath.Join(out, "cells", "lung-cancer-3w5s", "repeats", "07")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RunTable(t.Context(), TableOptions{OutDir: out, Only: []string{"lung-cancer-3w5s"}, Quick: true,
+		Sets: []string{"data_dir=" + data, "repeats=1", "queries=10", "eval.methods=[embedding_knn]"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatalf("a cell run again kept the earlier run's %s (%v)", stale, err)
+	}
 }
 
 func TestTableSkipsAbsentFailsCorrupt(t *testing.T) {

@@ -206,6 +206,14 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 				continue
 			}
 		}
+		if !opts.Resume {
+			// a cell run afresh starts from an empty folder: after -force
+			// nothing of an earlier run of it (repeats, exports, log) stays
+			// beside the new one
+			if err := os.RemoveAll(dir); err != nil {
+				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+			}
+		}
 		notify(CellStarted{Name: o.Name, Dir: dir, Config: o.Config})
 		res, err := RunData(ctx, cfg, d, Options{OutDir: dir, Resume: opts.Resume, KeepCheckpoints: opts.KeepCheckpoints, Observer: notify})
 		if err == nil && res == nil {
