@@ -187,7 +187,9 @@ func Default() Config {
 // "key=value" (nested keys with dots: "train.steps=200"; values in YAML
 // syntax, e.g. "train.theta=[0.1,0.2]"), and validates the result. Unknown
 // keys, wrong types and impossible values give one error naming the file and
-// the key.
+// the key; so do a number that is not a YAML integer for an integer key
+// (shots: 4.9 is refused, never truncated) and a null for a scalar key (a
+// null list is empty).
 // Errors wrap ErrConfig.
 //
 // A file on disk wins; when there is none at path and path names a shipped
@@ -344,6 +346,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string, lines map[int]string
 			return fmt.Errorf("unknown key %q%s; known keys%s: %s", key, where, atPrefix(prefix), strings.Join(known, ", "))
 		}
 		if seen[k.Value] {
+			if k.Line == 0 { // a -set mapping has no lines
+				return fmt.Errorf("key %q given twice", key)
+			}
 			return fmt.Errorf("key %q given twice (line %d)", key, k.Line)
 		}
 		seen[k.Value] = true
@@ -351,6 +356,12 @@ func checkKeys(n *yaml.Node, t reflect.Type, prefix string, lines map[int]string
 			n.Content[i+1] = v
 		}
 		lines[v.Line] = key // deeper keys, visited later, win
+		if why := valueProblem(v, ft); why != "" {
+			if v.Line == 0 {
+				return fmt.Errorf("key %s: %s", key, why)
+			}
+			return fmt.Errorf("key %s (line %d): %s", key, v.Line, why)
+		}
 		if ft.Kind() == reflect.Struct {
 			if v.Kind != yaml.MappingNode {
 				return fmt.Errorf("key %q (line %d) must be a mapping of keys to values", key, v.Line)
@@ -368,6 +379,68 @@ func atPrefix(prefix string) string {
 		return ""
 	}
 	return " under " + strings.TrimSuffix(prefix, ".")
+}
+
+// valueProblem reports, for the value v of a key of type ft, what yaml.v3
+// would read without complaint but not as written (else ""):
+//
+//   - null ("steps:" with no value, "~", "-set train.steps=") for a scalar
+//     key: yaml.v3 leaves the field as it was, Default()'s value, not the
+//     file's. A list (or map) reads null as empty, and a pointer
+//     (transfer.anchor) as not given (automatic); those stay accepted.
+//   - a number outside YAML's integer syntax for an integer key (4.9, 5.0,
+//     1e3, .inf): yaml.v3 truncates 4.9 to 4. 5.0 is refused too: the
+//     integer keys take integers as YAML writes them (5, -3, 0x10).
+//
+// Other wrong types are left to yaml.v3's decoder, whose error names them.
+// Elements of a list are checked likewise ("element 2: …"); a mapping is
+// checked key by key by checkKeys.
+func valueProblem(v *yaml.Node, ft reflect.Type) string {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	null := v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null"
+	switch ft.Kind() {
+	case reflect.Pointer:
+		if null {
+			return ""
+		}
+		return valueProblem(v, ft.Elem())
+	case reflect.Slice, reflect.Array:
+		if null || v.Kind != yaml.SequenceNode {
+			return ""
+		}
+		for i, e := range v.Content {
+			if why := valueProblem(e, ft.Elem()); why != "" {
+				return fmt.Sprintf("element %d: %s", i+1, why)
+			}
+		}
+		return ""
+	case reflect.Map, reflect.Struct, reflect.Interface:
+		return ""
+	}
+	if null {
+		if ft.Kind() == reflect.String {
+			return `null (no value); write "" for an empty string, or leave the key out for its default`
+		}
+		return "null (no value); give a value, or leave the key out for its default"
+	}
+	if v.Kind != yaml.ScalarNode {
+		return ""
+	}
+	switch ft.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if v.ShortTag() != "!!float" {
+			return "" // an integer, or a type error yaml.v3 reports
+		}
+		var f float64
+		if err := v.Decode(&f); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return fmt.Sprintf("%s is not a whole number in YAML's integer syntax; write %d", v.Value, int64(f))
+		}
+		return fmt.Sprintf("%s is not a whole number", v.Value)
+	}
+	return ""
 }
 
 // seqForScalar returns v as a one-element sequence when the field type ft
@@ -426,6 +499,13 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 		return fmt.Errorf("key %s must be a mapping of keys to values", name)
 	}
 	v = seqForScalar(v, ft)
+	if ft.Kind() == reflect.Struct {
+		if err := checkKeys(v, ft, name+".", map[int]string{}); err != nil {
+			return err
+		}
+	} else if why := valueProblem(v, ft); why != "" {
+		return fmt.Errorf("key %s: %s", name, why)
+	}
 	if err := v.Decode(reflect.New(ft).Interface()); err != nil {
 		return fmt.Errorf("key %s: %s", name, stripLine(cleanYAMLErr(err)))
 	}

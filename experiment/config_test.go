@@ -314,3 +314,56 @@ func mustParseConfig(t *testing.T, name, src string, sets ...string) Config {
 	}
 	return cfg
 }
+
+// TestConfigRefusesNonIntegerAndNull: yaml.v3 truncates a decimal given
+// for an integer key (shots: 5.9 read as 5) and leaves a key given null as
+// it was (Default()'s value, not the file's); both are refused with one
+// line naming the key and the value, in the file and in -set. Lists (and
+// transfer.anchor, a pointer: automatic) keep reading null as empty.
+func TestConfigRefusesNonIntegerAndNull(t *testing.T) {
+	cases := []struct{ src, set, want string }{
+		{"dataset: mnist\nshots: 5.9\n", "", "x.yaml: key shots (line 2): 5.9 is not a whole number"},
+		{"dataset: mnist\n", "shots=4.9", `x.yaml: -set "shots=4.9": key shots: 4.9 is not a whole number`},
+		{"dataset: mnist\nseed: 7.5\n", "", "x.yaml: key seed (line 2): 7.5 is not a whole number"},
+		{"dataset: mnist\nworkers: -0.5\n", "", "x.yaml: key workers (line 2): -0.5 is not a whole number"},
+		{"dataset: mnist\ntrain:\n  augment:\n    shift: 2.9\n", "", "x.yaml: key train.augment.shift (line 4): 2.9 is not a whole number"},
+		{"dataset: mnist\n", "train.augment.shift=2.9", `x.yaml: -set "train.augment.shift=2.9": key train.augment.shift: 2.9 is not a whole number`},
+		{"dataset: mnist\n", "train.augment={shift: 2.9}", `x.yaml: -set "train.augment={shift: 2.9}": key train.augment.shift: 2.9 is not a whole number`},
+		{"dataset: mnist\nshots: 5.0\n", "", "x.yaml: key shots (line 2): 5.0 is not a whole number in YAML's integer syntax; write 5"},
+		{"dataset: mnist\n", "train.steps=1e3", `x.yaml: -set "train.steps=1e3": key train.steps: 1e3 is not a whole number in YAML's integer syntax; write 1000`},
+		{"dataset: mnist\nshots: .inf\n", "", "x.yaml: key shots (line 2): .inf is not a whole number"},
+		{"dataset: omniglot\nprotocol: transfer\ndata:\n  val_classes: 1.5\n", "", "x.yaml: key data.val_classes (line 4): 1.5 is not a whole number"},
+		{"dataset: mnist\ntrain:\n  steps:\n", "", "x.yaml: key train.steps (line 3): null (no value); give a value, or leave the key out for its default"},
+		{"dataset: mnist\ntrain:\n  steps: 50\n", "train.steps=~", `x.yaml: -set "train.steps=~": key train.steps: null (no value); give a value, or leave the key out for its default`},
+		{"dataset: mnist\n", "train.steps=", `x.yaml: -set "train.steps=": key train.steps: null (no value)`},
+		{"dataset: mnist\ntrain:\n  lr: null\n", "", "x.yaml: key train.lr (line 3): null (no value)"},
+		{"dataset: mnist\ndata:\n  grey: ~\n", "", "x.yaml: key data.grey (line 3): null (no value)"},
+		{"dataset: mnist\ndata_dir:\n", "", `x.yaml: key data_dir (line 2): null (no value); write "" for an empty string`},
+		{"dataset: mnist\n", "data.split=", `x.yaml: -set "data.split=": key data.split: null (no value); write "" for an empty string`},
+		{"dataset: mnist\ntrain:\n  theta: [0.1, ~]\n", "", "x.yaml: key train.theta (line 3): element 2: null (no value)"},
+		{"dataset: omniglot\nprotocol: transfer\ndata: {val_classes: 5}\ntransfer:\n  ways: 2.5\n", "", "x.yaml: key transfer.ways (line 5): 2.5 is not a whole number"},
+	}
+	for _, c := range cases {
+		var sets []string
+		if c.set != "" {
+			sets = []string{c.set}
+		}
+		_, err := ParseConfig("x.yaml", []byte(c.src), sets)
+		if err == nil || !errors.Is(err, ErrConfig) || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q %q: error %v, want one line starting %q", c.src, c.set, err, c.want)
+		}
+	}
+	// Whole numbers in YAML's integer syntax still read; null lists are empty.
+	cfg, err := ParseConfig("x.yaml", []byte("dataset: mnist\nshots: 6\nseed: -3\ntrain:\n  steps: 0x10\n  theta_grid: ~\neval:\n  methods:\n"),
+		[]string{"workers=+2", "eval.theta_loo=", "train.augment.shift=3"})
+	if err != nil || cfg.Shots != 6 || cfg.Seed != -3 || cfg.Train.Steps != 16 || cfg.Workers != 2 || cfg.Train.Augment.Shift != 3 ||
+		cfg.Train.ThetaGrid != nil || cfg.Eval.Methods != nil || cfg.Eval.ThetaLOO != nil {
+		t.Fatalf("whole numbers and null lists: %+v, %v", cfg, err)
+	}
+	// transfer.anchor: ~ is automatic (as if not given): proto_net is
+	// among the methods, so the anchor is trained.
+	cfg, err = ParseConfig("x.yaml", []byte("dataset: omniglot\nprotocol: transfer\ndata: {val_classes: 5}\nmodel: {kind: conv4}\ntransfer:\n  anchor: ~\n"), nil)
+	if err != nil || cfg.Transfer.Anchor == nil || !*cfg.Transfer.Anchor {
+		t.Fatalf("anchor ~: %+v, %v", cfg.Transfer, err)
+	}
+}
