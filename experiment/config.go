@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -29,7 +30,7 @@ import (
 // (Config.TrainSettings).
 type Config struct {
 	Dataset string `yaml:"dataset" json:"dataset"`   // mnist, cifar10, omniglot, lung-cancer, covid-ct, miniimagenet, synthetic-*, or your own data: imagefolder, csv, npy
-	DataDir string `yaml:"data_dir" json:"data_dir"` // folder (csv: file) of the data set; "" = $DRKNN_DATA/<dataset> or ../shared/data/<dataset>; required for imagefolder, csv and npy
+	DataDir string `yaml:"data_dir" json:"data_dir"` // folder (csv: file) of the data set; "" = $DRKNN_DATA/<dataset> or ../shared/data/<dataset>; required for imagefolder, csv and npy; relative in a config file = to the file's folder (LoadConfig)
 	Ways    int    `yaml:"ways" json:"ways"`         // M, classes per episode
 	Shots   int    `yaml:"shots" json:"shots"`       // K, training samples per class
 	Queries int    `yaml:"queries" json:"queries"`   // query samples per episode (fewer if fewer remain)
@@ -196,34 +197,77 @@ func Default() Config {
 // config ("mnist.yaml", "mnist" or "configs/mnist.yaml"), the copy embedded
 // in the binary is read (ReadConfigSource), so the commands work from any
 // directory once installed.
+//
+// A relative data_dir written in a config file on disk is relative to the
+// file's folder, not to the working directory, so a config and its data
+// can move together and be used from anywhere: data_dir: data/t.csv in
+// /p/cfg/x.yaml is /p/cfg/data/t.csv (cfg/data/t.csv when path is
+// cfg/x.yaml). A data_dir given by -set stays relative to the working
+// directory, as any command-line path; absolute and empty ones ("" = the
+// data root's sub-folder) are kept, and so is the data_dir of a shipped
+// config read from the binary (ParseConfig never rewrites data_dir).
 func LoadConfig(path string, overrides []string) (Config, error) {
-	data, name, err := ReadConfigSource(path)
+	data, name, onDisk, err := readConfigSource(path)
 	if err != nil {
 		return Config{}, configErr(err)
 	}
-	return ParseConfig(name, data, overrides)
+	cfg, err := ParseConfig(name, data, overrides)
+	if err != nil {
+		return cfg, err
+	}
+	if onDisk && !setsKey(overrides, "data_dir") {
+		cfg.DataDir = fileRelative(path, cfg.DataDir)
+	}
+	return cfg, nil
+}
+
+// setsKey reports whether one of the -set arguments sets key.
+func setsKey(overrides []string, key string) bool {
+	for _, o := range overrides {
+		if k, _, ok := strings.Cut(o, "="); ok && strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// fileRelative is dir, a path written in the config file at path, as a
+// path from the working directory: relative ones are joined to the file's
+// folder; absolute and blank ones are returned as they are.
+func fileRelative(path, dir string) string {
+	if strings.TrimSpace(dir) == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(filepath.Dir(path), dir)
 }
 
 // ReadConfigSource returns the bytes of the config path: the file at path
 // when it exists, else the shipped config it names (package configs), with
 // the name to use in messages.
 func ReadConfigSource(path string) (data []byte, name string, err error) {
+	data, name, _, err = readConfigSource(path)
+	return data, name, err
+}
+
+// readConfigSource is ReadConfigSource; onDisk reports that the bytes are
+// the file at path, not a shipped config.
+func readConfigSource(path string) (data []byte, name string, onDisk bool, err error) {
 	data, err = os.ReadFile(path)
 	if err == nil {
-		return data, path, nil
+		return data, path, true, nil
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("config: %w", err)
+		return nil, "", false, fmt.Errorf("config: %w", err)
 	}
 	base, ok := configs.Name(path)
 	if !ok {
-		return nil, "", fmt.Errorf("config: %w (and no shipped config of that name; drknn-train -list-configs shows them)", err)
+		return nil, "", false, fmt.Errorf("config: %w (and no shipped config of that name; drknn-train -list-configs shows them)", err)
 	}
 	data, err = configs.Read(base)
 	if err != nil {
-		return nil, "", fmt.Errorf("config: %w", err)
+		return nil, "", false, fmt.Errorf("config: %w", err)
 	}
-	return data, base + " (shipped)", nil
+	return data, base + " (shipped)", false, nil
 }
 
 // ParseConfig is LoadConfig on bytes; name is used in error messages.

@@ -367,3 +367,80 @@ func TestConfigRefusesNonIntegerAndNull(t *testing.T) {
 		t.Fatalf("anchor ~: %+v, %v", cfg.Transfer, err)
 	}
 }
+
+// TestLoadConfigDataDirRelativeToFile: a relative data_dir in a config
+// file is relative to the file's folder, whatever the working directory;
+// -set data_dir stays relative to the working directory; absolute and
+// empty ones, and shipped configs, are unchanged.
+func TestLoadConfigDataDirRelativeToFile(t *testing.T) {
+	root := t.TempDir()
+	cfgDir := filepath.Join(root, "project", "cfg")
+	if err := os.MkdirAll(filepath.Join(cfgDir, "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	csv := "x,y,label\n0,0,a\n0,1,a\n1,0,a\n5,5,b\n5,6,b\n6,5,b\n"
+	if err := os.WriteFile(filepath.Join(cfgDir, "data", "t.csv"), []byte(csv), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(cfgDir, "x.yaml")
+	write := func(src string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("dataset: csv\ndata_dir: data/t.csv\nshots: 1\nqueries: 1\neval: {k: 1}\n")
+	elsewhere := filepath.Join(root, "elsewhere")
+	if err := os.Mkdir(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(elsewhere)
+
+	cfg, err := LoadConfig(file, nil)
+	if want := filepath.Join(cfgDir, "data", "t.csv"); err != nil || cfg.DataDir != want {
+		t.Fatalf("data_dir %q, %v; want %q (relative to the config file)", cfg.DataDir, err, want)
+	}
+	if ds, err := LoadData(cfg); err != nil || ds.Len() != 6 || len(ds.ClassCounts()) != 2 {
+		t.Fatalf("LoadData from another directory: %v", err)
+	}
+	// A relative config path: the result is relative to the working
+	// directory, through the file's folder.
+	t.Chdir(root)
+	if cfg, err := LoadConfig(filepath.Join("project", "cfg", "x.yaml"), nil); err != nil || cfg.DataDir != filepath.Join("project", "cfg", "data", "t.csv") {
+		t.Fatalf("relative config path: data_dir %q, %v", cfg.DataDir, err)
+	}
+	t.Chdir(elsewhere)
+	write("dataset: csv\ndata_dir: ../cfg/data/../data/t.csv\n")
+	if cfg, err := LoadConfig(file, nil); err != nil || cfg.DataDir != filepath.Join(cfgDir, "data", "t.csv") {
+		t.Fatalf("data_dir with ..: %q, %v", cfg.DataDir, err)
+	}
+	// -set data_dir is a command-line path: relative to the working directory.
+	if cfg, err := LoadConfig(file, []string{"data_dir=mine.csv"}); err != nil || cfg.DataDir != "mine.csv" {
+		t.Fatalf("-set data_dir: %q, %v", cfg.DataDir, err)
+	}
+	if cfg, err := LoadConfig(file, []string{" data_dir =mine.csv"}); err != nil || cfg.DataDir != "mine.csv" {
+		t.Fatalf("-set ' data_dir ': %q, %v", cfg.DataDir, err)
+	}
+	abs := filepath.Join(root, "abs.csv")
+	write("dataset: csv\ndata_dir: " + abs + "\n")
+	if cfg, err := LoadConfig(file, nil); err != nil || cfg.DataDir != abs {
+		t.Fatalf("absolute data_dir: %q, %v", cfg.DataDir, err)
+	}
+	write("dataset: mnist\ndata_dir: \"\"\n")
+	if cfg, err := LoadConfig(file, nil); err != nil || cfg.DataDir != "" {
+		t.Fatalf(`data_dir "": %q, %v (want "" = the data root's sub-folder)`, cfg.DataDir, err)
+	}
+	// ParseConfig (bytes, no file) and shipped configs never rewrite it.
+	if cfg := mustParseConfig(t, "x.yaml", "dataset: csv\ndata_dir: data/t.csv\n"); cfg.DataDir != "data/t.csv" {
+		t.Fatalf("ParseConfig: data_dir %q", cfg.DataDir)
+	}
+	for _, name := range []string{"mnist.yaml", "fit-csv"} {
+		cfg, err := LoadConfig(name, []string{"data_dir=rel/t.csv"})
+		if err != nil || cfg.DataDir != "rel/t.csv" {
+			t.Fatalf("shipped %s: data_dir %q, %v", name, cfg.DataDir, err)
+		}
+		if cfg, err := LoadConfig(name, nil); name == "mnist.yaml" && (err != nil || cfg.DataDir != "") {
+			t.Fatalf("shipped %s: data_dir %q, %v", name, cfg.DataDir, err)
+		}
+	}
+}
