@@ -431,7 +431,8 @@ func atPrefix(prefix string) string {
 //   - null ("steps:" with no value, "~", "-set train.steps=") for a scalar
 //     key: yaml.v3 leaves the field as it was, Default()'s value, not the
 //     file's. A list (or map) reads null as empty, and a pointer
-//     (transfer.anchor) as not given (automatic); those stay accepted.
+//     (transfer.anchor) as not given (automatic); those stay accepted. (A
+//     -set with nothing after "=" gives a string key "", applyOverride.)
 //   - a number outside YAML's integer syntax for an integer key (4.9, 5.0,
 //     1e3, .inf): yaml.v3 truncates 4.9 to 4. 5.0 is refused too: the
 //     integer keys take integers as YAML writes them (5, -3, 0x10).
@@ -541,6 +542,11 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 	}
 	if ft.Kind() == reflect.Struct && v.Kind != yaml.MappingNode {
 		return fmt.Errorf("key %s must be a mapping of keys to values", name)
+	}
+	if ft.Kind() == reflect.String && strings.TrimSpace(kv[eq+1:]) == "" {
+		// "-set model.kind=": nothing after "=" is the empty string for a
+		// string key, as a command line reads it (YAML would say null)
+		v = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: ""}
 	}
 	v = seqForScalar(v, ft)
 	if ft.Kind() == reflect.Struct {

@@ -339,7 +339,8 @@ func TestConfigRefusesNonIntegerAndNull(t *testing.T) {
 		{"dataset: mnist\ntrain:\n  lr: null\n", "", "x.yaml: key train.lr (line 3): null (no value)"},
 		{"dataset: mnist\ndata:\n  grey: ~\n", "", "x.yaml: key data.grey (line 3): null (no value)"},
 		{"dataset: mnist\ndata_dir:\n", "", `x.yaml: key data_dir (line 2): null (no value); write "" for an empty string`},
-		{"dataset: mnist\n", "data.split=", `x.yaml: -set "data.split=": key data.split: null (no value); write "" for an empty string`},
+		{"dataset: mnist\n", "data.split=~", `x.yaml: -set "data.split=~": key data.split: null (no value); write "" for an empty string`},
+		{"dataset: mnist\ndata:\n  split: train\n", "data.split=null", `x.yaml: -set "data.split=null": key data.split: null (no value)`},
 		{"dataset: mnist\ntrain:\n  theta: [0.1, ~]\n", "", "x.yaml: key train.theta (line 3): element 2: null (no value)"},
 		{"dataset: omniglot\nprotocol: transfer\ndata: {val_classes: 5}\ntransfer:\n  ways: 2.5\n", "", "x.yaml: key transfer.ways (line 5): 2.5 is not a whole number"},
 	}
@@ -359,6 +360,12 @@ func TestConfigRefusesNonIntegerAndNull(t *testing.T) {
 	if err != nil || cfg.Shots != 6 || cfg.Seed != -3 || cfg.Train.Steps != 16 || cfg.Workers != 2 || cfg.Train.Augment.Shift != 3 ||
 		cfg.Train.ThetaGrid != nil || cfg.Eval.Methods != nil || cfg.Eval.ThetaLOO != nil {
 		t.Fatalf("whole numbers and null lists: %+v, %v", cfg, err)
+	}
+	// -set with nothing after "=" is "" for a string key (the file's
+	// value replaced, not Default()'s restored).
+	cfg, err = ParseConfig("x.yaml", []byte("dataset: mnist\ndata:\n  split: train\nmodel:\n  kind: cnn\n"), []string{"data.split=", "model.kind= "})
+	if err != nil || cfg.Data.Split != "" || cfg.Model.Kind != "" {
+		t.Fatalf("-set key= for strings: split %q kind %q, %v", cfg.Data.Split, cfg.Model.Kind, err)
 	}
 	// transfer.anchor: ~ is automatic (as if not given): proto_net is
 	// among the methods, so the anchor is trained.
