@@ -256,6 +256,9 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 	if ck.Resume && ck.Path != "" {
 		if _, err := os.Stat(ck.Path); err == nil {
 			if err := tr.Resume(ck.Path, ck.Key); err != nil {
+				if errors.Is(err, train.ErrCheckpointMismatch) {
+					err = configErr(err) // a run folder of another config: exit 2, as a bad config
+				}
 				return nil, nil, err
 			}
 		}

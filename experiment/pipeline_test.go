@@ -128,7 +128,7 @@ func TestCancelKeepsCheckpointAndResumes(t *testing.T) {
 	} {
 		other := cfg
 		change(&other)
-		if _, err := Run(t.Context(), other, Options{OutDir: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "belongs to another run or config") {
+		if _, err := Run(t.Context(), other, Options{OutDir: dir, Resume: true}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "belongs to another run or config") {
 			t.Fatalf("resume with other data settings: %v", err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -442,6 +443,9 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 			if _, err := os.Stat(ck); err == nil {
 				extra, err := tr.Resume(ck, key)
 				if err != nil {
+					if errors.Is(err, train.ErrCheckpointMismatch) {
+						err = configErr(err) // a run folder of another config: exit 2, as a bad config
+					}
 					return nil, nil, err
 				}
 				if err := gob.NewDecoder(bytes.NewReader(extra)).Decode(&st); err != nil {

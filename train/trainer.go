@@ -247,7 +247,7 @@ func (t *Trainer) Resume(path, key string) error {
 		return err
 	}
 	if ck.Key != key {
-		return fmt.Errorf("resume %s: the checkpoint belongs to another run or config (key %q, want %q)", path, ck.Key, key)
+		return fmt.Errorf("resume %s: the %w or config (key %q, want %q)", path, ErrCheckpointMismatch, ck.Key, key)
 	}
 	if len(ck.History) > t.s.Steps {
 		return fmt.Errorf("resume %s: checkpoint has %d steps, the config asks for %d", path, len(ck.History), t.s.Steps)
