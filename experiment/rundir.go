@@ -95,3 +95,37 @@ func RemoveTemps(dir string) (int, error) {
 	}
 	return n, nil
 }
+
+// CheckRunDirData refuses a run folder dir that overlaps the data the run
+// reads (dataDir, the config's data_dir; "" — a data set under the data
+// root — is never checked): the data folder itself, or data inside one of
+// the outputs a run writes and -force removes (runEntries: a split image
+// folder's train/ is one), or a run folder inside the data folder (its
+// outputs would be read back as data — a class folder "runs", say). One
+// line naming both paths, wrapping ErrRunDirInUse.
+func CheckRunDirData(dir, dataDir string) error {
+	if strings.TrimSpace(dataDir) == "" {
+		return nil
+	}
+	out, err1 := filepath.Abs(dir)
+	data, err2 := filepath.Abs(dataDir)
+	if err1 != nil || err2 != nil {
+		return nil // no working directory: nothing to compare (the run reports its own error)
+	}
+	if rel, err := filepath.Rel(out, data); err == nil && (rel == "." || runEntryPath(rel)) {
+		return fmt.Errorf("%w: -out %s would hold its run outputs where data_dir %s is (-force removes %s); choose an -out outside the data", ErrRunDirInUse, dir, dataDir, strings.Join(runEntries, ", "))
+	}
+	if st, err := os.Stat(data); err == nil && st.IsDir() {
+		if rel, err := filepath.Rel(data, out); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return fmt.Errorf("%w: -out %s is inside data_dir %s, whose reader would take the run's outputs for data; choose an -out outside it", ErrRunDirInUse, dir, dataDir)
+		}
+	}
+	return nil
+}
+
+// runEntryPath reports whether rel, a path relative to a run folder, lies
+// in one of the run's outputs (runEntries).
+func runEntryPath(rel string) bool {
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return slices.Contains(runEntries, first)
+}

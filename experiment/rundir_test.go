@@ -248,3 +248,42 @@ func TestAutoCheckpointPeriod(t *testing.T) {
 		t.Fatalf("estimates %v (%d params) and %v (%d params)", a, small.NumParams(), b, big.NumParams())
 	}
 }
+
+// TestCheckRunDirData: a run folder that is the data folder, holds the data
+// in one of the outputs -force removes (a split image folder's train/), or
+// lies inside the data folder is refused; neighbours and parents of the data
+// are fine.
+func TestCheckRunDirData(t *testing.T) {
+	root := t.TempDir()
+	photos := filepath.Join(root, "photos")
+	for _, d := range []string{filepath.Join(photos, "train", "cat"), filepath.Join(photos, "test", "cat")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	csv := filepath.Join(root, "table.csv")
+	if err := os.WriteFile(csv, []byte("a,y\n1,x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		out, data string
+		refused   bool
+	}{
+		{photos, photos, true},                                   // -force would remove photos/train
+		{photos, filepath.Join(photos, "train"), true},           // the data is a run output's folder
+		{root, filepath.Join(root, "train", "x.csv"), true},      // likewise, below it
+		{filepath.Join(photos, "runs"), photos, true},            // the run would become a class folder
+		{filepath.Join(root, "runs"), photos, false},             // beside the data
+		{root, photos, false},                                    // a parent, the data not in an output
+		{root, csv, false},                                       // a CSV file beside the run's outputs
+		{filepath.Join(root, "runs"), "", false},                 // the data root: not checked
+		{filepath.Join(root, "photos2"), photos, false},          // a name sharing a prefix
+		{filepath.Join(photos, "..", "runs"), photos, false},     // outside, through ..
+		{filepath.Join(photos, "test", "..", "x"), photos, true}, // inside, through ..
+	} {
+		err := CheckRunDirData(c.out, c.data)
+		if got := err != nil; got != c.refused || (err != nil && (!errors.Is(err, ErrRunDirInUse) || strings.Contains(err.Error(), "\n"))) {
+			t.Errorf("-out %s, data_dir %s: %v, want refused %v", c.out, c.data, err, c.refused)
+		}
+	}
+}

@@ -94,6 +94,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *resume && *force {
 		return cli.Usagef("-resume and -force exclude each other; %s", usage)
 	}
+	if err := experiment.CheckRunDirData(dir, cfg.DataDir); err != nil {
+		return cli.Usage(err)
+	}
 	if err := experiment.PrepareRunDir(dir, *resume, *force); err != nil {
 		return cli.Usage(err)
 	}

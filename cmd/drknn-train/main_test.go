@@ -143,6 +143,29 @@ func TestTrainFitCSV(t *testing.T) {
 	}
 }
 
+// TestOutIsDataRefused: -out the data folder itself (a split image folder)
+// with -force is refused with exit 2 before anything is removed: -force
+// would have deleted the images under train/.
+func TestOutIsDataRefused(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := fixtures.ImageFolder(dir, 8, 2, 2); err != nil {
+		t.Fatal(err)
+	}
+	before, err := filepath.Glob(filepath.Join(dir, "train", "*", "*"))
+	if err != nil || len(before) == 0 {
+		t.Fatalf("fixture: %v %v", before, err)
+	}
+	code, so, se := runCmd(t.Context(), "-config", "synthetic.yaml", "-set", "dataset=imagefolder", "-set", "data_dir="+dir, "-set", "protocol=fit",
+		"-set", "train.steps=1", "-out", dir, "-force", "-quiet")
+	if code != 2 || !strings.Contains(se, "choose an -out outside the data") || so != "" {
+		t.Fatalf("exit %d: %q %q", code, so, se)
+	}
+	after, _ := filepath.Glob(filepath.Join(dir, "train", "*", "*"))
+	if len(after) != len(before) {
+		t.Fatalf("train/ held %d files, now %d", len(before), len(after))
+	}
+}
+
 // TestFailingMethodKeepsRun is issue 14's report: -set train.lr=0.05 makes
 // the MetaOptNet baseline's solve singular on MNIST repeat 2 (step 21 of its
 // 50). The run completes, results.json records the failure (no accuracy
