@@ -326,7 +326,7 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 	n := len(trainIdx)
 	ts := cfg.TrainSettings(theta, cfg.Seed, n)
 	ck := Checkpointing{Resume: opts.Resume, Every: cfg.Train.CheckpointEvery,
-		Key: fmt.Sprintf("fit|%s|n %d|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, n, cfg.Seed, theta, cfg.Model, cfg.Train, dataKey(cfg, e.Train, e.TrainLabels))}
+		Key: fmt.Sprintf("fit|%s|n %d|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, n, cfg.Seed, theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, e.Train, e.TrainLabels))}
 	if opts.OutDir != "" {
 		ck.Path = filepath.Join(opts.OutDir, "checkpoint.bin")
 	}

@@ -388,7 +388,7 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	rep.Record.Theta = rep.Theta
 
 	ck := Checkpointing{Resume: o.Resume, Every: cfg.Train.CheckpointEvery,
-		Key: fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, cfg.Train, dataKey(cfg, ep.Train, ep.TrainLabels))}
+		Key: fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, ep.Train, ep.TrainLabels))}
 	if o.Dir != "" {
 		if err := os.MkdirAll(filepath.Join(o.Dir, "export"), 0o755); err != nil {
 			return nil, err
@@ -691,6 +691,14 @@ func (rep *Repeat) solveLOO(cfg Config) error {
 		return fmt.Errorf("LFD at the leave-one-out radius: %w", err)
 	}
 	return nil
+}
+
+// keyTrain is the train settings as a checkpoint's key holds them: without
+// train.checkpoint_every, which says when checkpoints are written and
+// changes no step, so -resume may write them at another period.
+func keyTrain(t TrainConfig) TrainConfig {
+	t.CheckpointEvery = 0
+	return t
 }
 
 // dataKey is the part of a training checkpoint's key that names its data:
