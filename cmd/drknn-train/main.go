@@ -64,6 +64,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
 	case fs.NArg() > 0:
 		return cli.Usagef("unexpected argument %q; %s", fs.Arg(0), usage)
+	case (*list || *show != "") && (*config != "" || len(sets) > 0 || (*list && *show != "")):
+		// each prints and exits: a -set or -config beside them would be
+		// ignored without a word
+		return cli.Usagef("-list-configs and -print-config take no -config, -set or each other (-print-config prints the file as written); %s", usage)
 	case *list:
 		width := 0
 		for _, name := range configs.Names() {

@@ -125,6 +125,16 @@ func TestListAndPrintConfigs(t *testing.T) {
 	if code, _, se := runCmd(t.Context(), "-print-config", "nope"); code != 2 || !strings.Contains(se, "nope") {
 		t.Fatalf("print nope: exit %d %q", code, se)
 	}
+	// A -set or -config beside them was ignored without a word.
+	for _, args := range [][]string{
+		{"-print-config", "mnist", "-set", "ways=5"},
+		{"-list-configs", "-config", "mnist"},
+		{"-list-configs", "-print-config", "mnist"},
+	} {
+		if code, so, se := runCmd(t.Context(), args...); code != 2 || so != "" || !strings.Contains(se, "take no -config, -set or each other") {
+			t.Fatalf("%q: exit %d %q %q", args, code, so, se)
+		}
+	}
 }
 
 // protocol fit through the command: the summary names the export that
