@@ -6,7 +6,9 @@ import (
 	"image"
 	"io"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -268,6 +270,34 @@ func nativeSize(fsys fs.FS, items []folderItem, display func(string) string) (h,
 		return 1, 1, nil // no image at all: the decoding pass reports it
 	}
 	return sizes[first].Y, sizes[first].X, nil
+}
+
+// SkipName reports whether a folder entry is bookkeeping the image-folder
+// reader skips: a hidden name (".DS_Store", "._x.png") or "__MACOSX".
+// Tools that list image files as the reader does (drknn-predict -images)
+// use it.
+func SkipName(name string) bool { return skipName(name) }
+
+// IsFolderImage reports whether the image-folder reader takes the file at
+// path as an image: its name has an image extension (it must then decode),
+// or its first bytes are those of an image format (a .jfif, a file without
+// extension). An unreadable file counts as one, so that its reader reports
+// it. Hidden names are the caller's to skip (SkipName).
+func IsFolderImage(path string) bool {
+	if imageExts[strings.ToLower(filepath.Ext(path))] {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	head := make([]byte, sniffLen)
+	n, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return true
+	}
+	return isImageData(head[:n])
 }
 
 // readFolderFile reads a file of fsys whole when its first bytes are those

@@ -503,11 +503,6 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 	return out, nil
 }
 
-// imageExts are the extensions of the image files a folder argument
-// always contributes (as for the imagefolder reader, such a file must
-// decode; it fails as an input of its own if it does not).
-var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".jpe": true, ".gif": true, ".bmp": true, ".dib": true, ".webp": true}
-
 // ExpandImages lists the image files that paths mean: a file is taken as
 // it is; a folder contributes, recursively and in sorted order, the files
 // the imagefolder reader of training would read from it: every regular
@@ -532,7 +527,7 @@ func ExpandImages(paths []string) ([]string, error) {
 			if path == p {
 				return nil
 			}
-			if hiddenName(e.Name()) {
+			if datasets.SkipName(e.Name()) {
 				if e.IsDir() {
 					return filepath.SkipDir
 				}
@@ -548,7 +543,7 @@ func ExpandImages(paths []string) ([]string, error) {
 					return nil
 				}
 			}
-			if imageExts[strings.ToLower(filepath.Ext(e.Name()))] || isImageFile(path) {
+			if datasets.IsFolderImage(path) {
 				out = append(out, path)
 			}
 			return nil
@@ -558,31 +553,6 @@ func ExpandImages(paths []string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-// hiddenName reports whether a folder entry is bookkeeping the imagefolder
-// reader skips: a hidden name (".DS_Store", "._x.png") or "__MACOSX".
-func hiddenName(name string) bool {
-	return strings.HasPrefix(name, ".") || name == "__MACOSX"
-}
-
-// isImageFile reports whether the content of the file at path is an image
-// of a registered format (its header names one). A header that names a
-// format but is broken counts as an image: the file is then reported as a
-// corrupt image, as the reader reports it, not skipped.
-func isImageFile(path string) (ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return true // unreadable: taken, so that it fails as an input of its own
-	}
-	defer f.Close()
-	defer func() {
-		if recover() != nil {
-			ok = true // a decoder that panics: a corrupt image
-		}
-	}()
-	_, _, err = image.DecodeConfig(io.LimitReader(f, datasets.MaxImageFileBytes))
-	return !errors.Is(err, image.ErrFormat)
 }
 
 // MinImageFraction: an image whose width or height is below this fraction
