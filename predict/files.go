@@ -150,17 +150,11 @@ func (m *Model) classifySamples(samples []sample, o Options) ([]Prediction, erro
 	if len(ok) == 0 {
 		return out, nil
 	}
-	net, err := m.Net()
+	net, x, err := m.netInput(x, len(ok))
 	if err != nil {
 		return nil, err
 	}
 	size := net.Config().InSize()
-	if len(x) != len(ok)*size {
-		return nil, fmt.Errorf("%w: %d values for %d samples of %d", ErrInput, len(x), len(ok), size)
-	}
-	if x, err = m.standardize(x, len(ok), net.Config().InShape); err != nil {
-		return nil, err
-	}
 	fail := func(i int, format string, args ...any) {
 		out[i].Error = fmt.Sprintf("%s: ", samples[i].name) + fmt.Sprintf(format, args...)
 		out[i].Warning = ""

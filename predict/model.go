@@ -272,17 +272,27 @@ func (m *Model) Classify(q []float64, nq int, names []string, o Options) ([]Pred
 // embeddings with the model's network, after the input standardisation
 // the model was trained with (x itself is not modified).
 func (m *Model) Embed(x []float32, n int) ([]float64, error) {
-	net, err := m.Net()
+	net, x, err := m.netInput(x, n)
 	if err != nil {
 		return nil, err
 	}
+	return net.Embed(x, n)
+}
+
+// netInput returns the network and n samples x as it takes them: their
+// size checked, standardised as in training (standardize).
+func (m *Model) netInput(x []float32, n int) (*model.Net, []float32, error) {
+	net, err := m.Net()
+	if err != nil {
+		return nil, nil, err
+	}
 	if want := net.Config().InSize(); len(x) != n*want {
-		return nil, fmt.Errorf("%w: %d values for %d samples of %d", ErrInput, len(x), n, want)
+		return nil, nil, fmt.Errorf("%w: %d values for %d samples of %d", ErrInput, len(x), n, want)
 	}
 	if x, err = m.standardize(x, n, net.Config().InShape); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return net.Embed(x, n)
+	return net, x, nil
 }
 
 // standardize returns n samples x of the network's input shape after the
