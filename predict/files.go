@@ -218,7 +218,8 @@ func nonFinite32(x []float32) int {
 }
 
 // predictEmbeddings classifies the rows of an embeddings .npy; a row with
-// a non-finite value fails alone.
+// a non-finite value fails alone, and a file of no rows is an ErrInput
+// error.
 func (m *Model) predictEmbeddings(path string, o Options) ([]Prediction, error) {
 	q, nq, d, err := npy.ReadMatrix(path, false)
 	if err != nil {
@@ -226,6 +227,10 @@ func (m *Model) predictEmbeddings(path string, o Options) ([]Prediction, error) 
 	}
 	if d != m.D {
 		return nil, fmt.Errorf("%w: %s: embeddings of width %d, the model's are %d", ErrInput, path, d, m.D)
+	}
+	if nq == 0 {
+		// as the other inputs: an empty CSV, .npy or image folder is refused
+		return nil, fmt.Errorf("%w: %s holds no rows (0×%d embeddings)", ErrInput, path, d)
 	}
 	out := make([]Prediction, nq)
 	var good []float64
