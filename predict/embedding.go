@@ -246,6 +246,11 @@ type EmbeddingManifest struct {
 	Settings EmbeddingSettings `json:"settings"`
 	Split    ClassSplit        `json:"split"`
 	Files    map[string]string `json:"files"`
+	// SHA256 holds the SHA-256 of each file WriteEmbedding wrote (model.bin),
+	// by manifest key: LoadEmbedding refuses a file that does not match (a
+	// model.bin copied from another run, or damaged). Exports written
+	// before it was recorded have none and are not checked.
+	SHA256   map[string]string `json:"sha256,omitempty"`
 	Versions map[string]string `json:"versions"`
 }
 
@@ -254,13 +259,19 @@ const EmbeddingFile = "embedding.json"
 
 // WriteEmbedding writes e to the folder dir (which must exist): the
 // network's weights (model.bin) and embedding.json (man with the format,
-// model, settings, files and versions filled in).
+// model, settings, files, their SHA-256 and versions filled in).
 func WriteEmbedding(dir string, e *Embedding, man EmbeddingManifest) error {
-	if err := e.net.Save(filepath.Join(dir, files["model"])); err != nil {
+	weights := filepath.Join(dir, files["model"])
+	if err := e.net.Save(weights); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	sum, err := fileSHA256(weights)
+	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
 	man.Format, man.Kind, man.Model, man.Settings = ExportFormat, "embedding", e.net.Config(), e.Settings
 	man.Files, man.Versions = map[string]string{"model": files["model"]}, versions()
+	man.SHA256 = map[string]string{"model": sum}
 	b, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
@@ -269,7 +280,9 @@ func WriteEmbedding(dir string, e *Embedding, man EmbeddingManifest) error {
 }
 
 // LoadEmbedding reads an embedding export written by WriteEmbedding and
-// checks the network against the manifest.
+// checks the network against the manifest: its file against the SHA-256
+// the manifest records (none recorded, as in exports written before it
+// was: no check), then its configuration.
 func LoadEmbedding(dir string) (*Embedding, error) {
 	mpath := filepath.Join(dir, EmbeddingFile)
 	b, err := os.ReadFile(mpath)
@@ -287,7 +300,17 @@ func LoadEmbedding(dir string) (*Embedding, error) {
 	if name == "" || filepath.Base(name) != name {
 		name = files["model"]
 	}
-	net, err := model.Load(filepath.Join(dir, name))
+	weights := filepath.Join(dir, name)
+	if want, ok := man.SHA256["model"]; ok {
+		got, err := fileSHA256(weights)
+		if err != nil {
+			return nil, fmt.Errorf("embedding export: %w", err)
+		}
+		if got != want {
+			return nil, fmt.Errorf("embedding export %s: %s: was it copied from another run, or damaged?", dir, notThisExport(weights, got, want))
+		}
+	}
+	net, err := model.Load(weights)
 	if err != nil {
 		return nil, fmt.Errorf("embedding export: %w", err)
 	}

@@ -363,9 +363,15 @@ func (e *Export) verify(key string) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	if got != want {
-		return fmt.Errorf("export %s: %s does not belong to this export (SHA-256 %.12s…, the manifest records %.12s…): was it copied from another run or repeat?", e.Dir, filepath.Base(path), got, want)
+		return fmt.Errorf("export %s: %s: was it copied from another run or repeat?", e.Dir, notThisExport(path, got, want))
 	}
 	return nil
+}
+
+// notThisExport says that the file at path, of SHA-256 got, is not the
+// file whose SHA-256 (want) its export's manifest records.
+func notThisExport(path, got, want string) string {
+	return fmt.Sprintf("%s does not belong to this export (SHA-256 %.12s…, the manifest records %.12s…)", filepath.Base(path), got, want)
 }
 
 func fileSHA256(path string) (string, error) {
