@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/drknn/drknn/datasets"
+	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/internal/par"
 	_ "golang.org/x/image/bmp"  // registered for image.DecodeConfig
@@ -107,14 +108,16 @@ func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
 	if err := in.Check(); err != nil {
 		return nil, err
 	}
-	if _, err := m.Classifier(o); err != nil { // bad method or k: before any work
+	// Built once, before any work (a bad method or k fails here), and
+	// used for every input.
+	c, err := m.Classifier(o)
+	if err != nil {
 		return nil, err
 	}
 	if in.Embeddings != "" {
-		return m.predictEmbeddings(in.Embeddings, o)
+		return m.predictEmbeddings(in.Embeddings, c)
 	}
 	var samples []sample
-	var err error
 	switch {
 	case in.CSV != "":
 		samples, err = m.csvSamples(in.CSV)
@@ -126,15 +129,15 @@ func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.classifySamples(samples, o)
+	return m.classifySamples(samples, c)
 }
 
-// classifySamples embeds the samples that were read and classifies them,
-// keeping the failed ones in place. A sample with a value that is not
+// classifySamples embeds the samples that were read and classifies them
+// with c (the model's Classifier), keeping the failed ones in place. A sample with a value that is not
 // finite after the model's standardisation (a huge value divided by a
 // small deviation overflows float32), or whose embedding is not finite,
 // fails alone, named.
-func (m *Model) classifySamples(samples []sample, o Options) ([]Prediction, error) {
+func (m *Model) classifySamples(samples []sample, c eval.Voter) ([]Prediction, error) {
 	out := make([]Prediction, len(samples))
 	var x []float32
 	var ok []int
@@ -197,7 +200,7 @@ func (m *Model) classifySamples(samples []sample, o Options) ([]Prediction, erro
 	if len(ok) == 0 {
 		return out, nil
 	}
-	preds, err := m.Classify(goodQ, len(ok), names, o)
+	preds, err := m.classify(c, goodQ, len(ok), names)
 	if err != nil {
 		return nil, err
 	}
@@ -217,10 +220,11 @@ func nonFinite32(x []float32) int {
 	return -1
 }
 
-// predictEmbeddings classifies the rows of an embeddings .npy; a row with
+// predictEmbeddings classifies the rows of an embeddings .npy with c (the
+// model's Classifier); a row with
 // a non-finite value fails alone, and a file of no rows is an ErrInput
 // error.
-func (m *Model) predictEmbeddings(path string, o Options) ([]Prediction, error) {
+func (m *Model) predictEmbeddings(path string, c eval.Voter) ([]Prediction, error) {
 	q, nq, d, err := npy.ReadMatrix(path, false)
 	if err != nil {
 		return nil, err
@@ -250,7 +254,7 @@ func (m *Model) predictEmbeddings(path string, o Options) ([]Prediction, error) 
 	if len(ok) == 0 {
 		return out, nil
 	}
-	preds, err := m.Classify(good, len(ok), names, o)
+	preds, err := m.classify(c, good, len(ok), names)
 	if err != nil {
 		return nil, err
 	}

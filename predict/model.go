@@ -233,16 +233,39 @@ func (m *Model) Proba(q []float64, nq int, o Options) ([]float64, error) {
 // Classify votes for nq embeddings q (nq×D). names labels the inputs in
 // the result (row numbers when nil).
 func (m *Model) Classify(q []float64, nq int, names []string, o Options) ([]Prediction, error) {
-	if err := m.checkEmbeddings(q, nq); err != nil {
+	if err := m.checkBatch(q, nq, names); err != nil {
 		return nil, err
-	}
-	if names != nil && len(names) != nq {
-		return nil, fmt.Errorf("%d names for %d inputs", len(names), nq)
 	}
 	c, err := m.Classifier(o)
 	if err != nil {
 		return nil, err
 	}
+	return m.vote(c, q, nq, names)
+}
+
+// classify is Classify with the classifier c (Classifier's) already built:
+// PredictFiles builds it once, before reading any input.
+func (m *Model) classify(c eval.Voter, q []float64, nq int, names []string) ([]Prediction, error) {
+	if err := m.checkBatch(q, nq, names); err != nil {
+		return nil, err
+	}
+	return m.vote(c, q, nq, names)
+}
+
+// checkBatch reports embeddings that do not fit the model, or names that
+// do not fit them.
+func (m *Model) checkBatch(q []float64, nq int, names []string) error {
+	if err := m.checkEmbeddings(q, nq); err != nil {
+		return err
+	}
+	if names != nil && len(names) != nq {
+		return fmt.Errorf("%d names for %d inputs", len(names), nq)
+	}
+	return nil
+}
+
+// vote classifies nq checked embeddings q with c.
+func (m *Model) vote(c eval.Voter, q []float64, nq int, names []string) ([]Prediction, error) {
 	votes, err := c.Votes(q, nq)
 	if err != nil {
 		return nil, err
