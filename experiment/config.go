@@ -499,7 +499,10 @@ func seqForScalar(v *yaml.Node, ft reflect.Type) *yaml.Node {
 
 // applyOverride sets key=value in the mapping tree, creating nested
 // mappings as needed. The value is parsed as YAML (a scalar or flow
-// sequence). The key is checked against the config type t and the value
+// sequence, or a flow mapping for a section: "train={steps: 5, lr: 0.1}"
+// sets those keys of the section and keeps its others, as
+// "train.steps=5" and "train.lr=0.1" would — never resetting the rest of
+// the section to Default's values). The key is checked against the config type t and the value
 // decoded into the key's type here, so an unknown key or a value of the
 // wrong type is reported against this -set argument (it has no line in
 // the file).
@@ -566,7 +569,11 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 			if n.Content[j].Value == key {
 				child = n.Content[j+1]
 				if i == len(path)-1 {
-					n.Content[j+1] = v
+					if ft.Kind() == reflect.Struct && child.Kind == yaml.MappingNode {
+						mergeMapping(child, v, ft) // a section: its other keys stay
+					} else {
+						n.Content[j+1] = v
+					}
 				}
 				break
 			}
@@ -587,6 +594,33 @@ func applyOverride(root *yaml.Node, kv string, t reflect.Type) error {
 		n = child
 	}
 	return nil
+}
+
+// mergeMapping sets the keys of the mapping src (checked against the
+// struct type t) in the mapping dst, key by key as a -set of each would: a
+// key dst lacks is added, a sub-section present in both is merged the same
+// way, any other value (a scalar, a list) replaced whole.
+func mergeMapping(dst, src *yaml.Node, t reflect.Type) {
+	fields, _ := yamlFields(t)
+	for i := 0; i+1 < len(src.Content); i += 2 {
+		k, v := src.Content[i], src.Content[i+1]
+		found := false
+		for j := 0; j+1 < len(dst.Content); j += 2 {
+			if dst.Content[j].Value != k.Value {
+				continue
+			}
+			if ft := fields[k.Value]; ft != nil && ft.Kind() == reflect.Struct && v.Kind == yaml.MappingNode && dst.Content[j+1].Kind == yaml.MappingNode {
+				mergeMapping(dst.Content[j+1], v, ft)
+			} else {
+				dst.Content[j+1] = v
+			}
+			found = true
+			break
+		}
+		if !found {
+			dst.Content = append(dst.Content, k, v)
+		}
+	}
 }
 
 // yamlFields maps the yaml tags of struct type t to their field types and

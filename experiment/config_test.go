@@ -176,6 +176,7 @@ func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte("dataset: mnist\n"), "train.lr=abc")
 	f.Add([]byte("dataset: mnist\n"), "train.nope.x=1")
 	f.Add([]byte("dataset: mnist\n"), "eval=1")
+	f.Add([]byte("train:\n  lr: 0.05\n  augment: {shift: 1}\n"), "train={steps: 3, augment: {flip: true}}")
 	f.Fuzz(func(t *testing.T, data []byte, set string) {
 		cfg, err := ParseConfig("f.yaml", data, []string{set})
 		if err == nil {
@@ -449,5 +450,48 @@ func TestLoadConfigDataDirRelativeToFile(t *testing.T) {
 		if cfg, err := LoadConfig(name, nil); name == "mnist.yaml" && (err != nil || cfg.DataDir != "") {
 			t.Fatalf("shipped %s: data_dir %q, %v", name, cfg.DataDir, err)
 		}
+	}
+}
+
+// A -set of a whole section (-set 'train={…}') sets the keys it gives and
+// keeps the section's others as the file (or Default) has them, exactly as
+// the same keys given one by one (-set train.lr=…) do: nested sections
+// merge too; a list is a value, replaced whole.
+func TestSetWholeSectionMerges(t *testing.T) {
+	src := "dataset: mnist\ntrain:\n  steps: 7\n  lr: 0.05\n  theta: [0.1, 0.3]\n  augment: {shift: 2}\neval:\n  k: 3\n"
+	cases := []struct {
+		whole []string // whole-section -set arguments
+		keys  []string // the same settings key by key
+	}{
+		{[]string{"train={minisets: 3}"}, []string{"train.minisets=3"}},
+		{[]string{"train={augment: {flip: true}, theta: [0.2]}"}, []string{"train.augment.flip=true", "train.theta=[0.2]"}},
+		{[]string{"train={}"}, nil},
+		{[]string{"train={steps: 9}", "train={lr: 0.2}"}, []string{"train.steps=9", "train.lr=0.2"}},
+		{[]string{"eval={tau: 0.5}", "data={grey: true}"}, []string{"eval.tau=0.5", "data.grey=true"}},
+	}
+	for _, c := range cases {
+		whole, err := ParseConfig("x.yaml", []byte(src), c.whole)
+		if err != nil {
+			t.Fatalf("%q: %v", c.whole, err)
+		}
+		keys, err := ParseConfig("x.yaml", []byte(src), c.keys)
+		if err != nil {
+			t.Fatalf("%q: %v", c.keys, err)
+		}
+		if diff := configDiff(whole, keys); diff != "" {
+			t.Errorf("-set %q differs from -set %q: %s", c.whole, c.keys, diff)
+		}
+	}
+	cfg, err := ParseConfig("x.yaml", []byte(src), []string{"train={augment: {flip: true}, theta: [0.2]}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Train.Steps != 7 || cfg.Train.LR != 0.05 || cfg.Train.Augment != (Augment{Shift: 2, Flip: true}) ||
+		!slices.Equal(cfg.Train.Theta, []float64{0.2}) || cfg.Eval.K != 3 || cfg.Train.Minisets != Default().Train.Minisets {
+		t.Fatalf("train %+v eval.k %d: want the file's steps 7, lr 0.05, augment.shift 2 kept beside flip and theta [0.2]", cfg.Train, cfg.Eval.K)
+	}
+	// A key of the section that does not exist is still named.
+	if _, err := ParseConfig("x.yaml", []byte(src), []string{"train={stpes: 3}"}); err == nil || !strings.Contains(err.Error(), `unknown key "train.stpes"`) {
+		t.Fatalf("-set train={stpes: 3}: %v", err)
 	}
 }
