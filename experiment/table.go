@@ -26,7 +26,7 @@ import (
 // TableOptions control a run of the paper's Table 1.
 type TableOptions struct {
 	OutDir     string   // table.md, table.csv and cells/<cell>/… go here
-	ConfigDir  string   // folder of the per-data-set configs (default "configs")
+	ConfigDir  string   // the folder every cell reads its config from, all or none (TableConfigs); "" = configs/, or the shipped configs where there is none
 	Quick      bool     // 1 repeat, few steps, 200 queries: a smoke test of every cell
 	Sets       []string // overrides applied to every cell after the quick settings
 	Only       []string // run only these cells ("mnist-2w5s", or a data set name); empty = all
@@ -45,7 +45,7 @@ type TableOptions struct {
 type CellOutcome struct {
 	Column  eval.Column
 	Name    string // e.g. "mnist-2w5s"
-	Config  string // config file used
+	Config  string // config file used ("NAME.yaml (shipped)": the copy built into the binary)
 	Results *Results
 	Skipped string // why the cell could not be run
 	Reused  bool   // -resume: the cell's results.json was reused, nothing ran
@@ -123,14 +123,15 @@ func wanted(only []string, c eval.Column) bool {
 func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 	start := time.Now()
 	notify := serial(opts.Observer)
-	if opts.ConfigDir == "" {
-		opts.ConfigDir = "configs"
-	}
 	if opts.OutDir == "" {
 		return nil, fmt.Errorf("table: no output folder")
 	}
 	if err := checkOnly(opts.Only, TableNames()); err != nil {
 		return nil, err
+	}
+	paths, shipped, err := TableConfigs(opts, false)
+	if err != nil {
+		return nil, fmt.Errorf("table: %w", err)
 	}
 	// Every cell's config first: a bad override fails before any work,
 	// and the plan gives one progress bar over the whole table.
@@ -147,13 +148,17 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		if !wanted(opts.Only, col) {
 			continue
 		}
-		o := CellOutcome{Column: col, Name: cellName(col), Config: filepath.Join(opts.ConfigDir, configName(col.Dataset)+".yaml")}
+		path := paths[configName(col.Dataset)+".yaml"]
+		o := CellOutcome{Column: col, Name: cellName(col), Config: path}
+		if shipped {
+			o.Config = configName(col.Dataset) + ".yaml (shipped)"
+		}
 		sets := []string{fmt.Sprintf("ways=%d", col.M), fmt.Sprintf("shots=%d", col.K)}
 		if opts.Quick {
 			sets = append(sets, QuickSets()...)
 		}
 		sets = append(sets, opts.Sets...)
-		cfg, err := LoadConfig(o.Config, sets)
+		cfg, err := LoadConfig(path, sets)
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}
@@ -231,6 +236,75 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		return nil, err
 	}
 	return outs, nil
+}
+
+// DefaultConfigDir is the config folder of a table when
+// TableOptions.ConfigDir is "": configs/ of a clone, else the shipped
+// configs.
+const DefaultConfigDir = "configs"
+
+// TableConfigs returns the config file of each cell opts selects, by file
+// name ("mnist.yaml"; the transfer table's when transfer:
+// "mnist-transfer.yaml"), as the path LoadConfig reads: all of them from
+// the one folder opts.ConfigDir, never some from there and some shipped.
+// A folder that lacks some is an ErrConfig naming every missing file (and
+// the cells that need it); so is a ConfigDir that is not a folder —
+// except the default one, "" or "configs", when no such folder exists:
+// then shipped is true and every path names a shipped config (LoadConfig
+// reads the copy built into the binary).
+func TableConfigs(opts TableOptions, transfer bool) (paths map[string]string, shipped bool, err error) {
+	dir := opts.ConfigDir
+	if dir == "" {
+		dir = DefaultConfigDir
+	}
+	need := map[string][]string{} // file name → cells
+	var names []string
+	add := func(file, cell string) {
+		if need[file] == nil {
+			names = append(names, file)
+		}
+		need[file] = append(need[file], cell)
+	}
+	if transfer {
+		for _, c := range TransferCells() {
+			if len(opts.Only) == 0 || slices.Contains(opts.Only, c.Name()) || slices.Contains(opts.Only, c.Dataset) {
+				add(c.Dataset+"-transfer.yaml", c.Name())
+			}
+		}
+	} else {
+		for _, col := range eval.PaperColumns() {
+			if wanted(opts.Only, col) {
+				add(configName(col.Dataset)+".yaml", cellName(col))
+			}
+		}
+	}
+	paths = map[string]string{}
+	for _, n := range names {
+		paths[n] = filepath.Join(dir, n)
+	}
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && filepath.Clean(dir) == DefaultConfigDir:
+		return paths, true, nil // the shipped configs, every one
+	case err != nil:
+		return nil, false, configErr(fmt.Errorf("config folder %s: %w", dir, err))
+	case !st.IsDir():
+		return nil, false, configErr(fmt.Errorf("config folder %s is not a folder", dir))
+	}
+	var missing []string
+	for _, n := range names {
+		if _, err := os.Stat(paths[n]); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, false, configErr(fmt.Errorf("config folder %s: %w", dir, err))
+			}
+			missing = append(missing, fmt.Sprintf("%s (cells %s)", n, strings.Join(need[n], ", ")))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, false, configErr(fmt.Errorf("config folder %s has no %s; every cell reads its config from that folder: add the missing ones (drknn-train -print-config NAME prints a shipped one to start from), or leave those cells out with -only",
+			dir, strings.Join(missing, "; ")))
+	}
+	return paths, false, nil
 }
 
 // finishedCell reads the results.json of a cell's run folder when there is

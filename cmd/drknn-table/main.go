@@ -1,10 +1,13 @@
 // Command drknn-table runs every runnable cell of the paper's Table 1 with
-// the configs in configs/, all methods, and writes table.md and table.csv.
+// the configs in configs/ (or -configs DIR: every cell's config from that
+// one folder — one lacking some is refused, naming them; without a
+// configs/ folder, the shipped configs), all methods, and writes table.md
+// and table.csv.
 // A data set that is absent is skipped with a note; one that is present but
 // unreadable fails the run with the reader's message.
 //
-//	drknn-table [-out DIR] [-resume | -force] [-quick] [-only CELL,…] [-set key=value …]
-//	drknn-table -transfer [-out DIR] [-resume | -force] [-quick] [-only CELL,…] [-set key=value …]
+//	drknn-table [-out DIR] [-resume | -force] [-quick] [-only CELL,…] [-configs DIR] [-set key=value …]
+//	drknn-table -transfer [-out DIR] [-resume | -force] [-quick] [-only CELL,…] [-configs DIR] [-set key=value …]
 //
 // Without -out the table goes to a new folder runs/table-YYYYMMDD-HHMMSS
 // (named on stderr); an -out that holds anything is refused unless -resume
@@ -36,14 +39,14 @@ import (
 	"github.com/drknn/drknn/experiment"
 )
 
-const usage = "usage: drknn-table [-transfer] [-out DIR] [-resume | -force] [-keep-checkpoints] [-quick] [-only CELL,…] [-set key=value …]"
+const usage = "usage: drknn-table [-transfer] [-out DIR] [-resume | -force] [-keep-checkpoints] [-quick] [-only CELL,…] [-configs DIR] [-set key=value …]"
 
 func main() { cli.Main("drknn-table", run, experiment.ErrConfig) }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("drknn-table", flag.ContinueOnError)
 	out := fs.String("out", "", "folder for table.md, table.csv and the per-cell runs (default: a new runs/table-DATE-TIME)")
-	configs := fs.String("configs", "configs", "folder of the per-data-set configs")
+	configs := fs.String("configs", experiment.DefaultConfigDir, "folder of the per-data-set configs; every cell reads its config from it, and one that lacks some is refused (without a configs/ folder here: the shipped configs)")
 	quick := fs.Bool("quick", false, "1 repeat, 5 steps, 200 queries per cell: a smoke test")
 	only := fs.String("only", "", "comma-separated cells (mnist-2w5s) or data sets (mnist) to run")
 	transfer := fs.Bool("transfer", false, "the transfer table (base-class training, novel-class tasks) instead of Table 1")
@@ -57,6 +60,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return cli.Usagef("unexpected argument %q; %s", fs.Arg(0), usage)
+	}
+	// Every cell's config from the one folder (RunTable checks it too;
+	// RunTransferTable does not): refused before any folder is touched.
+	probe := experiment.TableOptions{ConfigDir: *configs}
+	if *only != "" {
+		probe.Only = strings.Split(*only, ",")
+	}
+	if _, _, err := experiment.TableConfigs(probe, *transfer); err != nil {
+		return err
 	}
 	dir := *out
 	if dir == "" {

@@ -1,0 +1,85 @@
+package experiment
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drknn/drknn/internal/datadir"
+)
+
+// writeConfigs writes the named config files into dir, each reading a data
+// set from a folder that does not exist (its cells are skipped: no work).
+func writeConfigs(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		ds := strings.TrimSuffix(n, ".yaml")
+		src := "dataset: " + ds + "\ndata_dir: absent\n"
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The table reads every cell's config from one folder: a config folder
+// that lacks some of the configs its cells need is refused before any
+// work, naming every missing file — never completed silently with the
+// shipped configs (the default folder configs/ did that) nor refused one
+// file at a time (an explicit folder did that, with "no shipped config of
+// that name" for a name that is shipped). Without a configs/ folder every
+// cell reads its shipped config.
+func TestTableConfigFolderNeverMixed(t *testing.T) {
+	t.Setenv(datadir.EnvVar, t.TempDir()) // no built-in data set: cells are skipped
+	wd := t.TempDir()
+	t.Chdir(wd)
+
+	// No configs/ here: the shipped configs, all of them.
+	out := filepath.Join(wd, "shipped")
+	cells, err := RunTable(t.Context(), TableOptions{OutDir: out, Only: []string{"lung-cancer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 || cells[0].Config != "lung-cancer.yaml (shipped)" || cells[0].Skipped == "" {
+		t.Fatalf("cells %+v, want 2 skipped cells of the shipped lung-cancer.yaml", cells)
+	}
+
+	// The default folder configs/, holding mnist.yaml only.
+	writeConfigs(t, "configs", "mnist.yaml")
+	for _, dir := range []string{"", "configs"} {
+		out := filepath.Join(t.TempDir(), "t")
+		_, err := RunTable(t.Context(), TableOptions{OutDir: out, ConfigDir: dir, Only: []string{"mnist", "lung-cancer"}})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "lung-cancer.yaml") || !strings.Contains(err.Error(), "configs") ||
+			strings.Contains(err.Error(), "mnist.yaml") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("ConfigDir %q holding mnist.yaml only, cells of mnist and lung-cancer: %v", dir, err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("the refused table created %s (%v)", out, err)
+		}
+	}
+	// The cells it has a config for run from it.
+	cells, err = RunTable(t.Context(), TableOptions{OutDir: filepath.Join(wd, "mnist"), Only: []string{"mnist-2w5s"}})
+	if err != nil || len(cells) != 1 || cells[0].Config != filepath.Join("configs", "mnist.yaml") || !strings.Contains(cells[0].Skipped, "absent") {
+		t.Fatalf("cells %+v, error %v: want mnist-2w5s from configs/mnist.yaml, skipped (its data_dir is absent)", cells, err)
+	}
+
+	// Another folder: every missing file named at once.
+	writeConfigs(t, "mine", "mnist.yaml", "omniglot.yaml")
+	_, err = RunTable(t.Context(), TableOptions{OutDir: filepath.Join(wd, "mine-table"), ConfigDir: "mine"})
+	if !errors.Is(err, ErrConfig) || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("ConfigDir mine: %v", err)
+	}
+	for _, want := range []string{"mine", "miniimagenet.yaml", "cifar10.yaml", "lung-cancer.yaml", "covid-ct.yaml"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	// A folder that does not exist is not the shipped configs.
+	if _, err := RunTable(t.Context(), TableOptions{OutDir: filepath.Join(wd, "x"), ConfigDir: "nowhere", Only: []string{"lung-cancer"}}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "nowhere") {
+		t.Fatalf("ConfigDir nowhere: %v", err)
+	}
+}
