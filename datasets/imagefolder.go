@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/drknn/drknn/internal/errkind"
 	"golang.org/x/image/draw"
 )
 
@@ -32,9 +34,17 @@ type ImageFolderOptions struct {
 	// Part reads one part of a split folder: "train" or "test" (its train/
 	// or test/ folder, in any letter case); "" reads both (and a plain
 	// folder). Naming a part of a folder that is not split
-	// is an error.
+	// is an ErrConfig error.
 	Part string
 }
+
+// ErrConfig marks a reader setting the data cannot honour: the data is
+// there and readable, the setting is wrong — ImageFolderOptions.Part
+// (data.split) on a folder that is not split. It is experiment.ErrConfig
+// (the same error value): such a mistake is a configuration error, never
+// a data set to skip as absent (ErrNotFound) or one that is broken
+// (ErrCorrupt).
+var ErrConfig = errors.New("invalid configuration")
 
 // imageExts are the file name extensions of the formats ReadImageFolder
 // decodes. A file with one of them must decode; any other file is decoded
@@ -90,7 +100,8 @@ type folderItem struct {
 // read whole; an image file larger than MaxImageFileBytes is an error. An image that does not
 // decode is an ErrCorrupt error naming the file, as is a class folder with
 // no image (of a split folder: in its part, as when that part is read
-// alone); a missing folder or one without class folders is ErrNotFound.
+// alone); a missing folder or one without class folders is ErrNotFound;
+// a Part of a folder that is not split is ErrConfig.
 func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset, error) {
 	if opts.Size < 0 {
 		return nil, fmt.Errorf("imagefolder: size %d must be ≥ 0 (0 = native size)", opts.Size)
@@ -420,7 +431,7 @@ func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folder
 	case split:
 		parts = []folderPart{{dir: trainDir}, {dir: testDir, test: true}}
 	case part != "":
-		return nil, nil, nil, false, notFoundf("imagefolder: %s is not a split folder (only train/ and test/ inside), so it has no %s part", root, part)
+		return nil, nil, nil, false, errkind.Mark(ErrConfig, fmt.Errorf("imagefolder: %s is not a split folder (only train/ and test/ inside, each with class folders), so it has no %s part: data.split = %s does not fit it; leave data.split out to read its class folders", root, part, part))
 	}
 	perPart := make([][]string, len(parts))
 	set := map[string]bool{}

@@ -797,3 +797,31 @@ func TestImageFolderFileOrder(t *testing.T) {
 		t.Fatalf("files %q, want %q", d.Files, want)
 	}
 }
+
+// A part (data.split) of a folder that is not split is a setting the data
+// cannot honour — ErrConfig naming the folder and the setting, not
+// ErrNotFound (the table skipped it as "data not available") nor
+// ErrCorrupt (the files are fine).
+func TestImageFolderPartOfPlainFolderIsConfig(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"ant/1.png", "ant/2.png", "bee/1.png", "bee/2.png"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), pngGrey(t, 2, 2, func(x, y int) uint8 { return uint8(x + y) }), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Load("imagefolder", dir, Options{}); err != nil {
+		t.Fatalf("the folder itself: %v", err)
+	}
+	for _, part := range []string{"train", "test"} {
+		_, err := Load("imagefolder", dir, Options{Split: part})
+		if !errors.Is(err, ErrConfig) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
+			t.Fatalf("split %s of a plain folder: %v (ErrConfig %v, ErrNotFound %v)", part, err, errors.Is(err, ErrConfig), errors.Is(err, ErrNotFound))
+		}
+		if msg := err.Error(); !strings.Contains(msg, dir+" is not a split folder") || !strings.Contains(msg, "data.split = "+part) || strings.Contains(msg, "\n") {
+			t.Fatalf("split %s of a plain folder: %q, want one line naming %s and data.split", part, msg, dir)
+		}
+	}
+}

@@ -166,8 +166,11 @@ type EvalConfig struct {
 }
 
 // ErrConfig is wrapped by every error about a configuration: an unreadable
-// file, an unknown key, a value of the wrong type or an impossible setting.
-var ErrConfig = errors.New("invalid configuration")
+// file, an unknown key, a value of the wrong type or an impossible setting,
+// and a reader setting the data on disk cannot honour (data.split on an
+// image folder that is not split): it is datasets.ErrConfig, the same
+// error value, which the readers attach to those.
+var ErrConfig = datasets.ErrConfig
 
 // configErr marks err with ErrConfig without changing its message.
 func configErr(err error) error { return errkind.Mark(ErrConfig, err) }
