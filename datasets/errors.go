@@ -22,13 +22,19 @@ var (
 	// magic number, a truncated file, a bad row, an undecodable image, a
 	// layout the reader does not accept, an I/O error while reading.
 	ErrCorrupt = errors.New("data set file corrupt or unreadable")
+	// ErrConfig: a reader setting the data cannot honour — the data is
+	// there and readable, the setting is wrong (ImageFolderOptions.Part,
+	// data.split, on a folder that is not split). It is experiment.ErrConfig
+	// (the same error value): such a mistake is a configuration error, never
+	// a data set to skip as absent or one that is broken.
+	ErrConfig = errors.New("invalid configuration")
 )
 
 // classify marks err with ErrNotFound when it says a file does not exist,
-// and with ErrCorrupt otherwise — unless it already carries one of the
-// two. nil stays nil.
+// and with ErrCorrupt otherwise — unless it already carries one of them or
+// ErrConfig. nil stays nil.
 func classify(err error) error {
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrConfig) {
 		return err
 	}
 	if errors.Is(err, fs.ErrNotExist) {

@@ -2,7 +2,6 @@ package datasets
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -37,14 +36,6 @@ type ImageFolderOptions struct {
 	// is an ErrConfig error.
 	Part string
 }
-
-// ErrConfig marks a reader setting the data cannot honour: the data is
-// there and readable, the setting is wrong — ImageFolderOptions.Part
-// (data.split) on a folder that is not split. It is experiment.ErrConfig
-// (the same error value): such a mistake is a configuration error, never
-// a data set to skip as absent (ErrNotFound) or one that is broken
-// (ErrCorrupt).
-var ErrConfig = errors.New("invalid configuration")
 
 // imageExts are the file name extensions of the formats ReadImageFolder
 // decodes. A file with one of them must decode; any other file is decoded
