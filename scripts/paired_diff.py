@@ -28,7 +28,9 @@ def load(arg):
     r = json.load(open(path))
     if method not in r["methods"]:
         sys.exit(f"{path}: no method {method} (has {', '.join(sorted(r['methods']))})")
-    eps = [(e["seed"], tuple(e.get("train_index") or ())) for e in r["episodes"]]
+    # a fit run (protocol: fit) records no episodes: its repeats are its
+    # cross-validation folds, paired by position
+    eps = [(e["seed"], tuple(e.get("train_index") or ())) for e in r.get("episodes") or ()]
     return np.array(r["methods"][method]["per_repeat"], float), eps
 
 
