@@ -63,13 +63,60 @@ type IDX struct {
 // header's magic equals wantMagic (2051 for MNIST images, 2049 for labels),
 // that every dimension is positive, and that the stream holds exactly the
 // declared number of bytes: a short stream and trailing bytes are both
-// errors. Memory grows with the bytes actually read, not with the header's
-// claim.
+// errors.
+//
+// Memory grows with the bytes actually read, never with the header's claim.
+// A gzip stream that decompresses more than idxMaxRatio:1 (real IDX files
+// compress about 2–5:1; a few kilobytes of deflated zeros expand to
+// megabytes) is not kept in memory: it is only counted, so a truncated one
+// fails with no large allocation, and a complete one is read a second time
+// into a buffer of exactly the declared size when r is an io.Seeker. (A
+// stream that cannot seek keeps growing its buffer as before.)
 func ParseIDX(r io.Reader, wantMagic uint32) (*IDX, error) {
-	rd, closeFn, err := maybeGunzip(r)
+	return parseIDX(r, wantMagic, idxLimits{ratio: idxMaxRatio, slack: idxSlack})
+}
+
+// Decompression past idxSlack bytes beyond idxMaxRatio times the compressed
+// bytes read is counted, not kept (see ParseIDX).
+const (
+	idxMaxRatio = 32
+	idxSlack    = 1 << 20
+)
+
+// idxLimits are ParseIDX's thresholds, a parameter so that tests and fuzzing
+// reach the counting path with small inputs.
+type idxLimits struct {
+	ratio, slack int64
+	exact        bool // the stream is known complete: allocate the declared size
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func parseIDX(r io.Reader, wantMagic uint32, lim idxLimits) (*IDX, error) {
+	seeker, _ := r.(io.Seeker)
+	var start int64
+	if seeker != nil {
+		var err error
+		if start, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			seeker = nil // not really seekable (a pipe behind an *os.File)
+		}
+	}
+	in := &countingReader{r: r}
+	rd, closeFn, err := maybeGunzip(in)
 	if err != nil {
 		return nil, err
 	}
+	_, compressed := rd.(*gzip.Reader)
 	var hdr [4]byte
 	if _, err := io.ReadFull(rd, hdr[:]); err != nil {
 		return nil, fmt.Errorf("IDX header: %w", shortErr(err))
@@ -99,22 +146,86 @@ func ParseIDX(r io.Reader, wantMagic uint32) (*IDX, error) {
 			return nil, fmt.Errorf("IDX dimensions %v describe more than %d bytes", dims[:i+1], int64(maxIDXItems)*mnistSide*mnistSide)
 		}
 	}
-	// Read at most total+1 bytes: ReadAll grows its buffer with the data
-	// that is really there, and the extra byte detects trailing data.
-	data, err := io.ReadAll(io.LimitReader(rd, total+1))
-	if err != nil {
-		return nil, fmt.Errorf("IDX data: %w", shortErr(err))
+	var data []byte
+	var n int64
+	if lim.exact {
+		data = make([]byte, total)
+		m, err := io.ReadFull(rd, data)
+		if n = int64(m); err == nil {
+			var one [1]byte
+			m, err = io.ReadFull(rd, one[:])
+			n += int64(m)
+			if err == io.EOF {
+				err = nil
+			}
+		}
+		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("IDX data: %w", shortErr(err))
+		}
+	} else {
+		// Read at most total+1 bytes (the extra one detects trailing data),
+		// growing the buffer with the data that is really there; past the
+		// ratio limit stop keeping it and only count.
+		keep := func(n int64) bool { return !compressed || seeker == nil || n <= lim.ratio*in.n+lim.slack }
+		data, n, err = readCounting(io.LimitReader(rd, total+1), total+1, keep)
+		if err != nil {
+			return nil, fmt.Errorf("IDX data: %w", shortErr(err))
+		}
 	}
-	if int64(len(data)) < total {
-		return nil, fmt.Errorf("IDX data truncated: %d of %d bytes (dimensions %v)", len(data), total, dims)
+	if n < total {
+		return nil, fmt.Errorf("IDX data truncated: %d of %d bytes (dimensions %v)", n, total, dims)
 	}
-	if int64(len(data)) > total {
+	if n > total {
 		return nil, fmt.Errorf("IDX data has trailing bytes after the %d declared by dimensions %v", total, dims)
 	}
 	if err := closeFn(); err != nil {
 		return nil, fmt.Errorf("gzip: %w", err)
 	}
+	if data == nil {
+		// Complete, but too compressible to have been kept (only a seekable
+		// r gets here): read it again into exactly the declared size.
+		if _, err := seeker.Seek(start, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("IDX data: rereading: %w", err)
+		}
+		return parseIDX(r, wantMagic, idxLimits{exact: true})
+	}
 	return &IDX{Dims: dims, Data: data}, nil
+}
+
+// readCounting reads r (at most limit bytes) to its end while keep(bytes
+// read) reports true, doubling its buffer as the data comes (never past
+// limit); once keep reports false the bytes read so far are dropped and the
+// rest is only counted (data is then nil). n is the number of bytes read.
+func readCounting(r io.Reader, limit int64, keep func(n int64) bool) (data []byte, n int64, err error) {
+	data = make([]byte, 0, min(512, limit))
+	var scratch []byte
+	for {
+		var m int
+		if data != nil {
+			if len(data) == cap(data) && int64(cap(data)) < limit {
+				grown := make([]byte, len(data), min(2*int64(cap(data)), limit))
+				copy(grown, data)
+				data = grown
+			}
+			m, err = r.Read(data[len(data):cap(data)])
+			data = data[:len(data)+m]
+		} else {
+			if scratch == nil {
+				scratch = make([]byte, 32<<10)
+			}
+			m, err = r.Read(scratch)
+		}
+		n += int64(m)
+		if data != nil && !keep(n) {
+			data = nil
+		}
+		if err == io.EOF {
+			return data, n, nil
+		}
+		if err != nil {
+			return nil, n, err
+		}
+	}
 }
 
 func shortErr(err error) error {

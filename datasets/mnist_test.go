@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -231,8 +233,15 @@ func FuzzParseIDX(f *testing.F) {
 	f.Add(idxBytes(2051, []int{3, 2}, []byte{1, 2, 3, 4, 5, 6}), uint32(2051))
 	f.Add([]byte{0x1f, 0x8b}, uint32(2051))
 	f.Add([]byte{}, uint32(2049))
+	f.Add(gz(f, idxBytes(2051, []int{40, 28, 28}, make([]byte, 40*784))), uint32(2051))
 	f.Fuzz(func(t *testing.T, data []byte, magic uint32) {
 		x, err := ParseIDX(bytes.NewReader(data), magic)
+		// The counting path (nothing kept past 1:1, then a second read)
+		// must find exactly what the keeping path finds.
+		y, yerr := parseIDX(bytes.NewReader(data), magic, idxLimits{ratio: 1})
+		if (err == nil) != (yerr == nil) || (err == nil && !bytes.Equal(x.Data, y.Data)) {
+			t.Fatalf("ParseIDX: %v; counting path: %v", err, yerr)
+		}
 		if err != nil {
 			if x != nil {
 				t.Fatal("result and error")
@@ -275,6 +284,99 @@ func FuzzParseMNIST(f *testing.F) {
 			}
 		}
 	})
+}
+
+// bombIDX returns a gzip stream (level 9) of an IDX image header claiming
+// 2^26 28×28 images (52.6 GB, the largest ParseIDX accepts) followed by
+// only size zero bytes.
+func bombIDX(t testing.TB, size int) []byte {
+	var out bytes.Buffer
+	w, err := gzip.NewWriterLevel(&out, gzip.BestCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(idxBytes(2051, []int{maxIDXItems, 28, 28}, nil))
+	zero := make([]byte, 1<<20)
+	for n := 0; n < size; n += len(zero) {
+		w.Write(zero[:min(len(zero), size-n)])
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
+}
+
+// TestReadMNISTGzipBombTruncated: a 65 KB file whose header claims 52.6 GB
+// and which inflates to 64 MiB of zeros fails as truncated, naming the
+// file, without holding the 64 MiB (the keeping reader allocated about 170
+// MB for it: its buffer grew with every byte inflated).
+func TestReadMNISTGzipBombTruncated(t *testing.T) {
+	bomb := bombIDX(t, 64<<20)
+	if len(bomb) > 100<<10 {
+		t.Fatalf("test file is %d bytes, want a small one", len(bomb))
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "t10k-images-idx3-ubyte.gz", bomb)
+	_, lab := fakeMNIST(4)
+	writeFile(t, dir, "t10k-labels-idx1-ubyte.gz", lab)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	d, err := ReadMNIST(dir)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatalf("no error; got %d samples", d.Len())
+	}
+	msg := err.Error()
+	want := "t10k-images-idx3-ubyte.gz: IDX data truncated: 67108864 of 52613349376 bytes"
+	if !strings.Contains(msg, want) || strings.Contains(msg, "\n") || !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("error %q: want one line with %q", msg, want)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Fatalf("allocated %d MB reading a %d-byte file", alloc>>20, len(bomb))
+	}
+}
+
+// TestParseIDXCompressibleComplete: a complete file that inflates far more
+// than real IDX files do (all zeros) is still read, by counting it first
+// and reading it again into exactly its size; from a stream positioned
+// after some other bytes, and from one that cannot seek (read as it comes).
+func TestParseIDXCompressibleComplete(t *testing.T) {
+	const n = 3000 // 2.35 MB of zeros: past the 1 MiB slack, ratio ~1000:1
+	file := gz(t, idxBytes(2051, []int{n, 28, 28}, make([]byte, n*784)))
+	check := func(name string, x *IDX, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(x.Dims, []int{n, 28, 28}) || len(x.Data) != n*784 || cap(x.Data) != n*784 || bytes.Count(x.Data, []byte{0}) != n*784 {
+			t.Fatalf("%s: dims %v, %d bytes (cap %d)", name, x.Dims, len(x.Data), cap(x.Data))
+		}
+	}
+	x, err := ParseIDX(bytes.NewReader(file), 2051)
+	check("seekable", x, err)
+	r := bytes.NewReader(append([]byte("prefix"), file...))
+	r.Seek(6, io.SeekStart)
+	x, err = ParseIDX(r, 2051)
+	check("after a prefix", x, err)
+	x, err = ParseIDX(struct{ io.Reader }{bytes.NewReader(file)}, 2051)
+	if err != nil || len(x.Data) != n*784 {
+		t.Fatalf("not seekable: %v", err)
+	}
+	// The same holds with the thresholds at their smallest, on a real-like
+	// file: every limit path gives the keeping path's bytes.
+	img, _ := fakeMNIST(50)
+	y, err := parseIDX(bytes.NewReader(gz(t, img)), 2051, idxLimits{ratio: 1})
+	if err != nil || !bytes.Equal(y.Data, img[16:]) {
+		t.Fatalf("counting path: %v", err)
+	}
+	// Truncated and trailing bytes are still found on the counting path.
+	if _, err := parseIDX(bytes.NewReader(gz(t, img[:len(img)-1])), 2051, idxLimits{ratio: 1}); err == nil || !strings.Contains(err.Error(), "truncated: 39199 of 39200") {
+		t.Fatalf("truncated, counting path: %v", err)
+	}
+	if _, err := parseIDX(bytes.NewReader(gz(t, append(img, 7))), 2051, idxLimits{ratio: 1}); err == nil || !strings.Contains(err.Error(), "trailing") {
+		t.Fatalf("trailing, counting path: %v", err)
+	}
 }
 
 // Concatenated gzip members read as one stream (as gunzip does); garbage
