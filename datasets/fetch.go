@@ -13,6 +13,7 @@ import (
 	"crypto/md5"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -183,7 +184,10 @@ func (o FetchOptions) logf(format string, args ...any) {
 // Fetch downloads set into opts.Dir and lays it out for the readers. When
 // set.Check already passes nothing is downloaded. Every file is written to
 // DEST.part, resumed with an HTTP Range request after a cut connection (or
-// restarted from zero when the server ignores the range), checked against
+// restarted from zero when the server ignores the range), but only from the
+// address its bytes came from and only while the server reports the same
+// file (DEST.part.src records the address and the ETag or Last-Modified;
+// a .part without that record is downloaded again), checked against
 // its checksum, and only then renamed to DEST; on a checksum mismatch the
 // partial file is removed and an error returned. Archives are extracted into
 // a temporary folder beside their destination and moved into place.
@@ -334,7 +338,7 @@ func download(ctx context.Context, opts FetchOptions, url, dest string, f FetchF
 			return err
 		}
 		if !ok {
-			os.Remove(part)
+			removePart(part)
 			if resumed && attempt < retries {
 				// A resumed file may have been stitched from two versions:
 				// start once more from zero before giving up.
@@ -354,6 +358,7 @@ func download(ctx context.Context, opts FetchOptions, url, dest string, f FetchF
 		if err := os.Rename(part, dest); err != nil {
 			return err
 		}
+		os.Remove(part + partSourceSuffix) // its record has no further use
 		opts.logf("got %s", dest)
 		return nil
 	}
@@ -368,13 +373,23 @@ func download(ctx context.Context, opts FetchOptions, url, dest string, f FetchF
 	return fmt.Errorf("%s: giving up after %d attempt%s: %w%s", url, retries+1, plural, lastErr, kept)
 }
 
-// fetchOnce makes one request for url, resuming part if it has bytes. It
-// reports whether it appended to existing bytes. Failures that another
-// attempt may cure are wrapped in errRetry.
+// fetchOnce makes one request for url, resuming part if it has bytes that
+// came from url (see partSource). It reports whether it appended to
+// existing bytes. Failures that another attempt may cure are wrapped in
+// errRetry.
 func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resumed bool, err error) {
 	var off int64
-	if fi, err := os.Stat(part); err == nil {
-		off = fi.Size()
+	var src partSource
+	if fi, err := os.Stat(part); err == nil && fi.Size() > 0 {
+		src, err = readPartSource(part + partSourceSuffix)
+		switch {
+		case err != nil:
+			opts.logf("not resuming %s: %v; downloading %s from zero", part, err, url)
+		case src.URL != url:
+			opts.logf("not resuming %s: its bytes came from %s; downloading %s from zero", part, src.URL, url)
+		default:
+			off = fi.Size()
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -382,6 +397,11 @@ func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resume
 	}
 	if off > 0 {
 		req.Header.Set("Range", "bytes="+strconv.FormatInt(off, 10)+"-")
+		// The rest only if the file is still the one the bytes came from;
+		// otherwise the server sends it whole (200).
+		if v := src.validator(); v != "" {
+			req.Header.Set("If-Range", v)
+		}
 	}
 	resp, err := opts.client().Do(req)
 	if err != nil {
@@ -394,7 +414,7 @@ func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resume
 		start, ok := contentRangeStart(resp.Header.Get("Content-Range"))
 		if !ok || start != off {
 			// Not the range asked for: start again from zero.
-			os.Remove(part)
+			removePart(part)
 			return false, errRetry{fmt.Errorf("server sent range %q for a request from byte %d", resp.Header.Get("Content-Range"), off)}
 		}
 		flags |= os.O_APPEND
@@ -403,7 +423,7 @@ func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resume
 	case resp.StatusCode == http.StatusOK:
 		flags |= os.O_TRUNC // whole file: a clean restart
 		if off > 0 {
-			opts.logf("server ignored the range request: restarting %s from zero", url)
+			opts.logf("server sent the whole file (range ignored, or the file changed): restarting %s from zero", url)
 		} else {
 			opts.logf("downloading %s", url)
 		}
@@ -420,6 +440,15 @@ func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resume
 	if err != nil {
 		return false, err
 	}
+	if !resumed {
+		// part is empty now: record where its bytes will come from before
+		// the first one is written.
+		rec := partSource{URL: url, ETag: resp.Header.Get("ETag"), LastModified: resp.Header.Get("Last-Modified")}
+		if err := writePartSource(part+partSourceSuffix, rec); err != nil {
+			out.Close()
+			return false, err
+		}
+	}
 	_, cerr := io.Copy(out, resp.Body)
 	if err := out.Close(); err != nil && cerr == nil {
 		cerr = err
@@ -428,6 +457,84 @@ func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resume
 		return resumed, errRetry{fmt.Errorf("transfer cut: %w", cerr)}
 	}
 	return resumed, nil
+}
+
+// partSourceSuffix names the record kept beside DEST.part: DEST.part.src.
+const partSourceSuffix = ".src"
+
+// partSource records where the bytes of a DEST.part came from, so that a
+// download is resumed only from that same address and only while the
+// server still has the same file (If-Range with the recorded ETag or
+// Last-Modified). Bytes from one address are never continued with bytes
+// from another (a fallback, a mirror given with BaseURL, another run): for
+// a file without a checksum nothing else would notice the splice.
+type partSource struct {
+	URL          string `json:"url"`
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+}
+
+// validator returns the If-Range value for s: its ETag when strong, else
+// its Last-Modified date, else "" (resume on the address alone).
+func (s partSource) validator() string {
+	if s.ETag != "" && !strings.HasPrefix(s.ETag, "W/") {
+		return s.ETag
+	}
+	return s.LastModified
+}
+
+// parsePartSource parses a partSource record: one JSON object with a
+// non-empty url and no other fields than the three above.
+func parsePartSource(b []byte) (partSource, error) {
+	var s partSource
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return partSource{}, fmt.Errorf("not a source record: %w", err)
+	}
+	if dec.More() {
+		return partSource{}, errors.New("not a source record: data after the object")
+	}
+	if s.URL == "" {
+		return partSource{}, errors.New("source record without a url")
+	}
+	return s, nil
+}
+
+// readPartSource reads the record at p; a missing one is an error too (a
+// partial file of unknown origin).
+func readPartSource(p string) (partSource, error) {
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return partSource{}, errors.New("no record of where its bytes came from")
+	}
+	if err != nil {
+		return partSource{}, err
+	}
+	s, err := parsePartSource(b)
+	if err != nil {
+		return partSource{}, fmt.Errorf("%s: %w", p, err)
+	}
+	return s, nil
+}
+
+// writePartSource writes s to p through a temporary name.
+func writePartSource(p string, s partSource) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+// removePart removes a partial download and its source record.
+func removePart(part string) {
+	os.Remove(part)
+	os.Remove(part + partSourceSuffix)
 }
 
 // contentRangeStart parses the first byte of "bytes START-END/TOTAL".

@@ -39,13 +39,14 @@ type mirror struct {
 	files   map[string][]byte
 	cuts    map[string]int
 	noRange bool
-	ranges  []string // Range headers seen, in order
+	etags   map[string]string // ETag sent for a path, if any
+	ranges  []string          // Range headers seen, in order
 	gets    int
 	srv     *httptest.Server
 }
 
 func newMirror(t *testing.T) *mirror {
-	m := &mirror{files: map[string][]byte{}, cuts: map[string]int{}}
+	m := &mirror{files: map[string][]byte{}, cuts: map[string]int{}, etags: map[string]string{}}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(m.srv.Close)
 	return m
@@ -62,10 +63,14 @@ func (m *mirror) serve(w http.ResponseWriter, r *http.Request) {
 		m.cuts[r.URL.Path]--
 	}
 	noRange := m.noRange
+	etag := m.etags[r.URL.Path]
 	m.mu.Unlock()
 	if !ok {
 		http.NotFound(w, r)
 		return
+	}
+	if etag != "" {
+		w.Header().Set("ETag", etag) // ServeContent then honours If-Range
 	}
 	if cut {
 		w.Header().Set("Content-Length", fmt.Sprint(len(data)))
@@ -98,7 +103,7 @@ func oneFileSet(name, file string, content []byte) FetchSet {
 func noLeftovers(t *testing.T, dir string) {
 	t.Helper()
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && (strings.HasSuffix(p, ".part") || strings.Contains(p, ".extract-")) {
+		if err == nil && (strings.Contains(p, ".part") || strings.Contains(p, ".extract-")) {
 			t.Errorf("left behind: %s", p)
 		}
 		return nil
@@ -261,15 +266,18 @@ func TestFetchGivesUpThenResumesLater(t *testing.T) {
 	noLeftovers(t, dir)
 }
 
-// TestFetchStalePartRestarts: a leftover .part from another version of the
-// file makes the resumed result mismatch; the download starts over and
-// succeeds.
+// TestFetchStalePartRestarts: a leftover .part whose source is recorded as
+// this address but which holds another version of the file is resumed, the
+// result mismatches, and the download starts over and succeeds. A leftover
+// .part of unknown origin (no record) is not resumed at all.
 func TestFetchStalePartRestarts(t *testing.T) {
 	m := newMirror(t)
 	content := testBlob(100000)
 	m.files["/s/f.bin"] = content
 	dir := t.TempDir()
-	writeTestFile(t, filepath.Join(dir, "s", "f.bin.part"), bytes.Repeat([]byte{7}, 40000))
+	part := filepath.Join(dir, "s", "f.bin.part")
+	writeTestFile(t, part, bytes.Repeat([]byte{7}, 40000))
+	writeTestFile(t, part+".src", []byte(`{"url":"`+m.srv.URL+`/s/f.bin"}`))
 	var log bytes.Buffer
 	if err := Fetch(context.Background(), oneFileSet("s", "f.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Progress: logTo(&log)}); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
@@ -279,6 +287,142 @@ func TestFetchStalePartRestarts(t *testing.T) {
 		t.Fatalf("equal %v, Range headers %q", bytes.Equal(got, content), m.ranges)
 	}
 	noLeftovers(t, dir)
+
+	dir = t.TempDir()
+	part = filepath.Join(dir, "s", "f.bin.part")
+	writeTestFile(t, part, bytes.Repeat([]byte{7}, 40000))
+	m.ranges = nil
+	log.Reset()
+	if err := Fetch(context.Background(), oneFileSet("s", "f.bin", content), FetchOptions{Dir: dir, BaseURL: m.srv.URL, Progress: logTo(&log)}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	got, _ = os.ReadFile(filepath.Join(dir, "s", "f.bin"))
+	if !bytes.Equal(got, content) || !reflect.DeepEqual(m.ranges, []string{""}) || !strings.Contains(log.String(), "no record of where its bytes came from") {
+		t.Fatalf("unknown origin: equal %v, Range headers %q, log:\n%s", bytes.Equal(got, content), m.ranges, log.String())
+	}
+	noLeftovers(t, dir)
+}
+
+// unverifiedSet is a one-file set without a checksum (like COVID-CT) at
+// url, with fallback addresses alt.
+func unverifiedSet(url string, alt ...string) FetchSet {
+	return FetchSet{Name: "s", Files: []FetchFile{{URL: url, Alt: alt, Dest: "s/f.bin"}}}
+}
+
+// TestFetchNoResumeAcrossSources: bytes of a .part are never continued from
+// another address. The primary address is cut half-way on every attempt,
+// then its fallback (holding another version of the same length) is tried:
+// it must be downloaded whole, not asked for the second half. The spliced
+// file (half of each) would pass, the file having no checksum.
+func TestFetchNoResumeAcrossSources(t *testing.T) {
+	m := newMirror(t)
+	v1, v2 := testBlob(100000), bytes.Repeat([]byte{9}, 100000)
+	m.files["/a/f.bin"], m.files["/b/f.bin"] = v1, v2
+	m.cuts["/a/f.bin"] = 100
+	dir := t.TempDir()
+	var log bytes.Buffer
+	set := unverifiedSet(m.srv.URL+"/a/f.bin", m.srv.URL+"/b/f.bin")
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, Retries: -1, Progress: logTo(&log)}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "s", "f.bin"))
+	if !bytes.Equal(got, v2) || !reflect.DeepEqual(m.ranges, []string{"", ""}) {
+		t.Fatalf("got %d bytes equal to the fallback's: %v (first half from the primary: %v); Range headers %q\n%s",
+			len(got), bytes.Equal(got, v2), bytes.Equal(got[:50000], v1[:50000]), m.ranges, log.String())
+	}
+	if !strings.Contains(log.String(), "its bytes came from "+m.srv.URL+"/a/f.bin") {
+		t.Fatalf("log does not say why the partial file was not resumed:\n%s", log.String())
+	}
+	noLeftovers(t, dir)
+
+	// Across runs: a .part from a mirror (-base-url) is not resumed from
+	// upstream either.
+	dir = t.TempDir()
+	m.cuts["/s/f.bin"], m.files["/s/f.bin"] = 100, v1
+	m.ranges = nil
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, BaseURL: m.srv.URL, Retries: -1}); err == nil {
+		t.Fatal("cut download from the mirror succeeded")
+	}
+	set.Files[0].Alt = nil
+	set.Files[0].URL = m.srv.URL + "/b/f.bin"
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, Retries: -1}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = os.ReadFile(filepath.Join(dir, "s", "f.bin"))
+	if !bytes.Equal(got, v2) || !reflect.DeepEqual(m.ranges, []string{"", ""}) {
+		t.Fatalf("mirror then upstream: equal %v, Range headers %q", bytes.Equal(got, v2), m.ranges)
+	}
+	noLeftovers(t, dir)
+}
+
+// TestFetchNoResumeOfChangedFile: the same address serves another version
+// of the file (another ETag) on the next run: the resume asks If-Range with
+// the ETag first seen, the server answers with the whole new file, and the
+// result is the new file, not half of each.
+func TestFetchNoResumeOfChangedFile(t *testing.T) {
+	m := newMirror(t)
+	v1, v2 := testBlob(100000), bytes.Repeat([]byte{9}, 100000)
+	m.files["/a/f.bin"], m.etags["/a/f.bin"], m.cuts["/a/f.bin"] = v1, `"v1"`, 1
+	dir := t.TempDir()
+	set := unverifiedSet(m.srv.URL + "/a/f.bin")
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, Retries: -1}); err == nil {
+		t.Fatal("cut download succeeded")
+	}
+	m.files["/a/f.bin"], m.etags["/a/f.bin"] = v2, `"v2"`
+	var log bytes.Buffer
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, Retries: -1, Progress: logTo(&log)}); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "s", "f.bin"))
+	if !bytes.Equal(got, v2) {
+		t.Fatalf("got %d bytes, equal to the new version: false (first half old: %v)\n%s", len(got), bytes.Equal(got[:50000], v1[:50000]), log.String())
+	}
+	if !strings.Contains(log.String(), "the file changed") {
+		t.Fatalf("log does not mention the restart:\n%s", log.String())
+	}
+	// Unchanged (same ETag): the resume goes ahead.
+	dir = t.TempDir()
+	m.cuts["/a/f.bin"], m.ranges = 1, nil
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, Retries: -1}); err == nil {
+		t.Fatal("cut download succeeded")
+	}
+	if err := Fetch(context.Background(), set, FetchOptions{Dir: dir, Retries: -1}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = os.ReadFile(filepath.Join(dir, "s", "f.bin"))
+	if !bytes.Equal(got, v2) || !reflect.DeepEqual(m.ranges, []string{"", "bytes=50000-"}) {
+		t.Fatalf("unchanged file: equal %v, Range headers %q", bytes.Equal(got, v2), m.ranges)
+	}
+	noLeftovers(t, dir)
+}
+
+func FuzzParsePartSource(f *testing.F) {
+	f.Add([]byte(`{"url":"https://x/y","etag":"\"a\"","last_modified":"Mon, 02 Jan 2006 15:04:05 GMT"}`))
+	f.Add([]byte(`{"url":""}`))
+	f.Add([]byte(`{"url":"u"} {}`))
+	f.Add([]byte(`{"url":"u","size":3}`))
+	f.Add([]byte(``))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := parsePartSource(b)
+		if err != nil {
+			if s != (partSource{}) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: %+v, error %q", b, s, err)
+			}
+			return
+		}
+		if s.URL == "" {
+			t.Fatalf("%q: accepted without a url", b)
+		}
+		// A record round-trips through writePartSource's encoding.
+		p := filepath.Join(t.TempDir(), "r")
+		if err := writePartSource(p, s); err != nil {
+			t.Fatal(err)
+		}
+		back, err := readPartSource(p)
+		if err != nil || back != s {
+			t.Fatalf("%+v read back as %+v, %v", s, back, err)
+		}
+	})
 }
 
 func tarGz(t *testing.T, files map[string][]byte) []byte {
