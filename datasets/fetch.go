@@ -220,7 +220,7 @@ func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) error {
 		if f.Extract != "" {
 			to := filepath.Join(opts.Dir, filepath.FromSlash(f.ExtractTo))
 			opts.logf("%s: extracting %s into %s", set.Name, f.Name(), to)
-			if err := extractArchive(dest, f.Extract, to, f.Keep); err != nil {
+			if err := extractArchive(dest, f.Extract, to, f.Keep, opts.logf); err != nil {
 				return fmt.Errorf("%s: %w", set.Name, err)
 			}
 			if !opts.KeepArchives {
@@ -552,16 +552,24 @@ func contentRangeStart(h string) (int64, bool) {
 }
 
 // extractArchive unpacks the entries under keep/ of the archive at src into
-// a temporary folder beside to, then moves them into to (merging with what
-// is there; each file lands by rename). Entries outside keep/ that are
+// a temporary folder beside to, then moves them into to/keep (merging with
+// what is there, swapped in whole: see mergeInto), after finishing or
+// undoing a replacement an earlier run left cut short (recoverReplaced). Entries outside keep/ that are
 // bookkeeping (__MACOSX/, hidden files) are skipped; if no entry is under
 // keep/, the archive is taken to be flat and every file goes to keep/NAME.
 // Paths that would leave the folder are an error.
-func extractArchive(src, kind, to, keep string) error {
+func extractArchive(src, kind, to, keep string, logf func(string, ...any)) error {
+	done, err := recoverReplaced(to, keep)
+	for _, d := range done {
+		logf("%s", d)
+	}
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(to, ".extract-"+keep+"-")
+	tmp, err := os.MkdirTemp(to, extractPrefix+keep+"-")
 	if err != nil {
 		return err
 	}
@@ -703,26 +711,156 @@ func writeNewFile(p string, r io.Reader) error {
 	return err
 }
 
-// mergeInto moves the tree src to dst: by one rename when dst does not exist,
-// otherwise file by file (replacing files of the same name).
+// mergeInto puts the tree src at dst (see mergeIntoWith) with the real
+// file system calls.
 func mergeInto(src, dst string) error {
+	return mergeIntoWith(src, dst, os.Rename, os.RemoveAll)
+}
+
+// Name prefixes of mergeInto's folders beside dst: the previous dst while
+// it is being replaced, and extractArchive's temporary folders.
+const (
+	replacedPrefix = ".replaced-"
+	extractPrefix  = ".extract-"
+)
+
+// mergeIntoWith moves the tree src to dst so that dst is at every moment
+// either complete as it was or complete as merged. When dst does not exist
+// that is one rename. Otherwise src is first made the merged tree: every
+// file of dst that src lacks is hard-linked (or, where links fail, copied)
+// into it, so files of dst that the archive does not have are kept and
+// files of the same name are replaced. A file in one where the other has a
+// folder is an error before anything changes. Then the folders swap: dst
+// is renamed to .replaced-NAME-* beside it, src renamed to dst, and the
+// replaced copy removed. A failure names where the old and the new files
+// are; recoverReplaced, run by the next extraction, finishes or undoes an
+// interrupted swap. rename and removeAll are the file system's (a parameter
+// so that tests can make each step fail).
+func mergeIntoWith(src, dst string, rename func(from, to string) error, removeAll func(string) error) error {
 	if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
-		return os.Rename(src, dst)
+		return rename(src, dst)
+	} else if err != nil {
+		return err
 	}
-	return filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+	if err := carryOver(dst, src); err != nil {
+		return fmt.Errorf("%s: %w; nothing changed", dst, err)
+	}
+	parent, name := filepath.Split(dst)
+	old, err := os.MkdirTemp(parent, replacedPrefix+name+"-")
+	if err != nil {
+		return fmt.Errorf("%s: %w; nothing changed", dst, err)
+	}
+	if err := os.Remove(old); err != nil { // the name is reserved; rename needs it free
+		return fmt.Errorf("%s: %w; nothing changed", dst, err)
+	}
+	if err := rename(dst, old); err != nil {
+		return fmt.Errorf("%s: moving it aside: %w; nothing changed", dst, err)
+	}
+	if err := rename(src, dst); err != nil {
+		if rerr := rename(old, dst); rerr != nil {
+			return fmt.Errorf("%s: %v, and moving the previous files back failed (%v): they are in %s (the next get puts them back)", dst, err, rerr, old)
+		}
+		return fmt.Errorf("%s: %w; nothing changed", dst, err)
+	}
+	if err := removeAll(old); err != nil {
+		return fmt.Errorf("%s is complete, but the replaced copy %s is left over: %w (the next get removes it)", dst, old, err)
+	}
+	return nil
+}
+
+// carryOver adds to the tree into every entry of the tree from that into
+// lacks (hard links for files, copies where linking fails, the same target
+// for symbolic links), and fails without touching from when a name is a
+// folder in one tree and not in the other.
+func carryOver(from, into string) error {
+	return filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
+		rel, err := filepath.Rel(from, p)
+		if err != nil || rel == "." {
 			return err
 		}
-		t := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(t, 0o755)
+		t := filepath.Join(into, rel)
+		fi, err := os.Lstat(t)
+		switch {
+		case err == nil && d.IsDir() && !fi.IsDir():
+			return fmt.Errorf("%s is a folder among the present files but a file among the new ones", rel)
+		case err == nil && !d.IsDir() && fi.IsDir():
+			return fmt.Errorf("%s is a file among the present files but a folder among the new ones", rel)
+		case err == nil:
+			return nil // a folder of both (walked into), or a file the new tree replaces
+		case !errors.Is(err, os.ErrNotExist):
+			return err
+		case d.IsDir():
+			return os.Mkdir(t, 0o755)
+		case d.Type()&os.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, t)
+		case d.Type().IsRegular():
+			if os.Link(p, t) == nil {
+				return nil
+			}
+			return copyFile(p, t)
+		default:
+			return fmt.Errorf("%s is neither a file nor a folder (%v)", rel, d.Type())
 		}
-		return os.Rename(p, t)
 	})
+}
+
+// copyFile copies the regular file from to the new file to.
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return writeNewFile(to, in)
+}
+
+// recoverReplaced finishes or undoes a swap of mergeInto that was cut short
+// (the process killed between its steps): in the folder to, a
+// .replaced-KEEP-* folder with no KEEP beside it is moved back to KEEP, one
+// with KEEP present is removed (the swap had completed), and temporary
+// .extract-KEEP-* folders are removed. It returns what it did, one line per
+// folder.
+func recoverReplaced(to, keep string) ([]string, error) {
+	entries, err := os.ReadDir(to)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	dst := filepath.Join(to, keep)
+	var done []string
+	for _, e := range entries {
+		p := filepath.Join(to, e.Name())
+		switch {
+		case !e.IsDir():
+		case strings.HasPrefix(e.Name(), extractPrefix+keep+"-"):
+			if err := os.RemoveAll(p); err != nil {
+				return done, err
+			}
+			done = append(done, "removed the unfinished extraction "+p)
+		case strings.HasPrefix(e.Name(), replacedPrefix+keep+"-"):
+			if _, err := os.Lstat(dst); errors.Is(err, os.ErrNotExist) {
+				if err := os.Rename(p, dst); err != nil {
+					return done, err
+				}
+				done = append(done, "put the files of an interrupted replacement back: "+p+" -> "+dst)
+				continue
+			}
+			if err := os.RemoveAll(p); err != nil {
+				return done, err
+			}
+			done = append(done, "removed the replaced copy "+p)
+		}
+	}
+	return done, nil
 }
 
 // checkFiles returns a Check that requires each file (relative to the data
