@@ -43,6 +43,11 @@ type VerifyReport struct {
 	HasSums bool
 	Sums    int
 	SumsBad []string
+	// Unlisted holds, when there is an MD5SUMS file, the files (paths as
+	// MD5SUMS writes them, sorted) that a present set's readers read but
+	// MD5SUMS has no line for: nothing checks them. As with go.sum or
+	// pip's hash-checking mode, a missing entry is a failure, not a pass.
+	Unlisted []string
 }
 
 // OK reports whether everything present is as it should be: no set is BAD
@@ -53,7 +58,7 @@ func (r *VerifyReport) OK() bool {
 			return false
 		}
 	}
-	return len(r.SumsBad) == 0
+	return len(r.SumsBad) == 0 && len(r.Unlisted) == 0
 }
 
 // WriteTo writes the report as text, one line per set ("mnist        ok",
@@ -67,17 +72,25 @@ func (r *VerifyReport) WriteTo(w io.Writer) (int64, error) {
 		}
 		b.WriteByte('\n')
 	}
-	if r.HasSums && len(r.SumsBad) == 0 {
-		fmt.Fprintf(&b, "MD5SUMS      ok, %d files match\n", r.Sums)
-	} else if r.HasSums {
-		fmt.Fprintf(&b, "MD5SUMS      BAD: %d of %d files missing or different\n", len(r.SumsBad), r.Sums)
-		for i, bad := range r.SumsBad {
+	list := func(lines []string, suffix string) {
+		for i, l := range lines {
 			if i == 10 {
-				fmt.Fprintf(&b, "  … and %d more\n", len(r.SumsBad)-10)
+				fmt.Fprintf(&b, "  … and %d more\n", len(lines)-10)
 				break
 			}
-			fmt.Fprintf(&b, "  %s\n", bad)
+			fmt.Fprintf(&b, "  %s%s\n", l, suffix)
 		}
+	}
+	if r.HasSums && len(r.SumsBad) == 0 && len(r.Unlisted) == 0 {
+		fmt.Fprintf(&b, "MD5SUMS      ok, %d files match\n", r.Sums)
+	}
+	if r.HasSums && len(r.SumsBad) > 0 {
+		fmt.Fprintf(&b, "MD5SUMS      BAD: %d of %d files missing or different\n", len(r.SumsBad), r.Sums)
+		list(r.SumsBad, "")
+	}
+	if r.HasSums && len(r.Unlisted) > 0 {
+		fmt.Fprintf(&b, "MD5SUMS      BAD: %d files of the data sets have no line in it, so nothing checks them (add them: md5sum ./PATH >> MD5SUMS in %s)\n", len(r.Unlisted), r.Dir)
+		list(r.Unlisted, ": no entry in MD5SUMS")
 	}
 	n, err := io.WriteString(w, b.String())
 	return int64(n), err
@@ -86,7 +99,8 @@ func (r *VerifyReport) WriteTo(w io.Writer) (int64, error) {
 // Verify checks what is in dir: for every built-in set its files and layout
 // (ok, absent, partial with the missing files, or BAD with the reason),
 // then, when dir/MD5SUMS exists (lines "MD5  PATH" as md5sum writes them),
-// every listed file. A folder holding none of the built-in sets is an error
+// every listed file, and that every file the present sets' readers read is
+// listed (see VerifyReport.Unlisted). A folder holding none of the built-in sets is an error
 // wrapping ErrNotFound (there is nothing to verify: a mistyped -dir or an
 // unset DRKNN_DATA must not pass as success); so is a missing folder.
 func Verify(ctx context.Context, dir string) (*VerifyReport, error) {
@@ -132,13 +146,93 @@ func Verify(ctx context.Context, dir string) (*VerifyReport, error) {
 	}
 	sums := filepath.Join(dir, "MD5SUMS")
 	if _, err := os.Stat(sums); err == nil {
-		n, bad, err := checkMD5SUMS(ctx, dir, sums)
+		entries, bad, err := checkMD5SUMS(ctx, dir, sums)
 		if err != nil {
 			return nil, err
 		}
-		r.HasSums, r.Sums, r.SumsBad = true, n, bad
+		r.HasSums, r.Sums, r.SumsBad = true, len(entries), bad
+		r.Unlisted = unlistedFiles(dir, r.Sets, entries)
 	}
 	return r, nil
+}
+
+// unlistedFiles returns the files the present sets of sets need (setFiles)
+// that no MD5SUMS entry names, sorted.
+func unlistedFiles(dir string, sets []SetStatus, entries []MD5Entry) []string {
+	listed := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		listed[e.Path] = true
+	}
+	var out []string
+	for _, s := range sets {
+		if s.State == StateAbsent {
+			continue
+		}
+		for _, p := range setFiles(dir, s.Name) {
+			if !listed[p] {
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// setFiles lists the present files of the built-in set name that its
+// readers read, as paths relative to dir with "/": the known files of
+// mnist, cifar10 and lung-cancer, every drawing of the two Omniglot sets
+// and every image of the two COVID-CT folders. A part whose layout is wrong
+// (reported by the set's check) is left out.
+func setFiles(dir, name string) []string {
+	var out []string
+	if want, ok := knownFiles[name]; ok {
+		for _, n := range sortedKeys(want) {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(n))); err == nil {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	var roots []string
+	depth := 1
+	switch name {
+	case "omniglot":
+		roots, depth = []string{"omniglot/" + OmniglotBackground, "omniglot/" + OmniglotEvaluation}, 3
+	case "covid-ct":
+		for _, c := range COVIDCTClasses {
+			roots = append(roots, "covid-ct/"+c)
+		}
+	}
+	for _, root := range roots {
+		files, err := treeFiles(filepath.Join(dir, filepath.FromSlash(root)), depth)
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			out = append(out, root+"/"+f)
+		}
+	}
+	return out
+}
+
+// treeFiles lists the files of a tree of the given depth as countTree
+// walks it, as paths relative to root with "/".
+func treeFiles(root string, depth int) ([]string, error) {
+	names, err := listDir(root, depth > 1)
+	if err != nil || depth == 1 {
+		return names, err
+	}
+	var out []string
+	for _, n := range names {
+		sub, err := treeFiles(filepath.Join(root, n), depth-1)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range sub {
+			out = append(out, n+"/"+s)
+		}
+	}
+	return out, nil
 }
 
 // FetchAll fetches every set in turn (see Fetch), stopping at the first
@@ -237,16 +331,16 @@ func verifyKnownFiles(dir string, want map[string]string) (missing []string, err
 
 // checkMD5SUMS checks every "MD5  PATH" line of the file sums (paths
 // relative to dir, as md5sum -c would read them from dir) on all cores. It
-// returns the number of entries and a description of each failing one.
-func checkMD5SUMS(ctx context.Context, dir, sums string) (int, []string, error) {
+// returns the entries and a description of each failing one.
+func checkMD5SUMS(ctx context.Context, dir, sums string) ([]MD5Entry, []string, error) {
 	f, err := os.Open(sums)
 	if err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 	entries, err := ParseMD5SUMS(f)
 	f.Close()
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s %w", sums, err)
+		return nil, nil, fmt.Errorf("%s %w", sums, err)
 	}
 	bad := make([]string, len(entries))
 	err = parallelFor(len(entries), func(i int) error {
@@ -267,7 +361,7 @@ func checkMD5SUMS(ctx context.Context, dir, sums string) (int, []string, error) 
 		return nil
 	})
 	if err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
 	var out []string
 	for _, b := range bad {
@@ -275,7 +369,7 @@ func checkMD5SUMS(ctx context.Context, dir, sums string) (int, []string, error) 
 			out = append(out, b)
 		}
 	}
-	return len(entries), out, nil
+	return entries, out, nil
 }
 
 // MD5Entry is one line of an MD5SUMS file.

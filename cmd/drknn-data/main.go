@@ -24,8 +24,9 @@ const usage = `usage:
 NAME is mnist, cifar10, omniglot, lung-cancer, covid-ct or all.
 DIR defaults to $DRKNN_DATA, else ../shared/data beside the module root.
 -base-url fetches file F of set S from URL/S/F instead of upstream.
-verify checks what is in DIR (and DIR/MD5SUMS when present); exit 1 on a
-mismatch or when DIR holds no data set.
+verify checks what is in DIR and, when DIR/MD5SUMS is present, every file it
+lists and that it lists every file of the sets present; exit 1 on a mismatch,
+a file missing from MD5SUMS, or when DIR holds no data set.
 `
 
 func main() { cli.Main("drknn-data", run) }
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			return fmt.Errorf("verify: %w", err)
 		}
 		if r.WriteTo(stdout); !r.OK() {
-			return fmt.Errorf("verify: %s: some files are missing or different (see above)", opts.Dir)
+			return fmt.Errorf("verify: %s: some files are missing, different or not listed in MD5SUMS (see above)", opts.Dir)
 		}
 		return nil
 	case opts.Retries < 0:

@@ -117,6 +117,13 @@ func TestGetAndVerify(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "1 of 2 files missing or different") || !strings.Contains(out, "nothere.txt: missing") {
 		t.Fatalf("verify MD5SUMS: exit %d\n%s", code, out)
 	}
+	// A file of a present set without a line in MD5SUMS is a failure too.
+	writeFile(t, filepath.Join(dir, "notes.txt"), []byte("x"))
+	writeFile(t, filepath.Join(dir, "MD5SUMS"), []byte(md5hex([]byte("x"))+"  ./notes.txt\n"))
+	code, out, errOut = runCmd("verify", "-dir", dir)
+	if code != 1 || !strings.Contains(out, "\n  lung-cancer/lung-cancer.data: no entry in MD5SUMS\n") || !strings.Contains(errOut, "not listed in MD5SUMS") {
+		t.Fatalf("verify with the lung-cancer line missing from MD5SUMS: exit %d\n%s%s", code, out, errOut)
+	}
 	writeFile(t, filepath.Join(dir, "MD5SUMS"), []byte("not a sums line\n"))
 	if code, _, errOut := runCmd("verify", "-dir", dir); code != 1 || !strings.Contains(errOut, "MD5SUMS line 1") {
 		t.Fatalf("bad MD5SUMS: exit %d %q", code, errOut)
