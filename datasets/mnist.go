@@ -87,7 +87,10 @@ const (
 // reach the counting path with small inputs.
 type idxLimits struct {
 	ratio, slack int64
-	exact        bool // the stream is known complete: allocate the declared size
+	// exact, when > 0, is the data size a first pass counted: the stream
+	// is known complete, so that many bytes are allocated at once (a
+	// header now declaring another size is an error: the file changed).
+	exact int64
 }
 
 // countingReader counts the bytes read through it.
@@ -148,7 +151,10 @@ func parseIDX(r io.Reader, wantMagic uint32, lim idxLimits) (*IDX, error) {
 	}
 	var data []byte
 	var n int64
-	if lim.exact {
+	if lim.exact > 0 {
+		if total != lim.exact {
+			return nil, fmt.Errorf("IDX data: dimensions %v on the second read, %d bytes on the first: the file changed while being read", dims, lim.exact)
+		}
 		data = make([]byte, total)
 		m, err := io.ReadFull(rd, data)
 		if n = int64(m); err == nil {
@@ -187,7 +193,7 @@ func parseIDX(r io.Reader, wantMagic uint32, lim idxLimits) (*IDX, error) {
 		if _, err := seeker.Seek(start, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("IDX data: rereading: %w", err)
 		}
-		return parseIDX(r, wantMagic, idxLimits{exact: true})
+		return parseIDX(r, wantMagic, idxLimits{exact: n})
 	}
 	return &IDX{Dims: dims, Data: data}, nil
 }

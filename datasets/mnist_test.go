@@ -370,6 +370,11 @@ func TestParseIDXCompressibleComplete(t *testing.T) {
 	if err != nil || !bytes.Equal(y.Data, img[16:]) {
 		t.Fatalf("counting path: %v", err)
 	}
+	// A file that changes between the two reads (another header) is an
+	// error, not an allocation of the new header's size.
+	if _, err := parseIDX(bytes.NewReader(bombIDX(t, 10)), 2051, idxLimits{exact: 39200}); err == nil || !strings.Contains(err.Error(), "the file changed") {
+		t.Fatalf("changed between reads: %v", err)
+	}
 	// Truncated and trailing bytes are still found on the counting path.
 	if _, err := parseIDX(bytes.NewReader(gz(t, img[:len(img)-1])), 2051, idxLimits{ratio: 1}); err == nil || !strings.Contains(err.Error(), "truncated: 39199 of 39200") {
 		t.Fatalf("truncated, counting path: %v", err)
