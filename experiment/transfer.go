@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/drknn/drknn/datasets"
@@ -857,6 +858,9 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTransferSizes(cfg, d, split); err != nil {
+		return nil, err
+	}
 	if opts.OutDir != "" {
 		if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 			return nil, fmt.Errorf("run folder: %w", err)
@@ -966,15 +970,78 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 		notify(Message{line})
 	}
 	res.Seconds = time.Since(start).Seconds()
-	if net := nets[train.ObjectiveDrKNN]; opts.OutDir != "" && net != nil {
-		if err := ExportEmbedding(filepath.Join(opts.OutDir, "export"), cfg, d, split, net); err != nil {
-			return nil, err
+	if opts.OutDir != "" {
+		// The export is the Dr.k-NN embedding's: an anchor-only run
+		// (eval.methods [proto_net]) has none, but its results are
+		// written all the same.
+		if net := nets[train.ObjectiveDrKNN]; net != nil {
+			if err := ExportEmbedding(filepath.Join(opts.OutDir, "export"), cfg, d, split, net); err != nil {
+				return nil, err
+			}
 		}
 		if err := writeJSON(filepath.Join(opts.OutDir, "results.json"), res); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
+}
+
+// checkTransferSizes checks the sizes of the config's episodes and tasks
+// against the classes and samples of the split, before any training: the
+// novel tasks (ways, shots), the training episodes (transfer.ways,
+// transfer.shots + transfer.queries per class) and the validation tasks
+// (transfer.val_ways, transfer.val_shots). Errors are ErrConfig and name
+// the key and what the split holds.
+func checkTransferSizes(cfg Config, d *datasets.Dataset, split *datasets.TransferSplit) error {
+	t := cfg.Transfer
+	bad := func(key string, v any, why string) error { return configErr(badKey(key, v, why)) }
+	// fewest returns the class of cs with the fewest samples among idx
+	// and that number.
+	fewest := func(cs, idx []int) (string, int) {
+		n := map[int]int{}
+		for _, i := range idx {
+			n[d.Labels[i]]++
+		}
+		name, least := "", math.MaxInt
+		for _, c := range cs {
+			if n[c] < least {
+				name, least = d.Classes[c], n[c]
+			}
+		}
+		return name, least
+	}
+	if len(split.Novel) < cfg.Ways {
+		return bad("ways", cfg.Ways, fmt.Sprintf("the novel-class tasks draw from the %d novel classes of %s (%s)", len(split.Novel), cfg.Dataset, classList(d, split.Novel)))
+	}
+	if name, n := fewest(split.Novel, split.NovelIndex); n < cfg.Shots+1 {
+		return bad("shots", cfg.Shots, fmt.Sprintf("novel class %q has %d samples; a %d-shot task needs %d per class (the shots and at least one query)", name, n, cfg.Shots, cfg.Shots+1))
+	}
+	classes, rot := len(split.Base), ""
+	if cfg.Data.RotateClasses {
+		classes, rot = classes*datasets.Rotations, fmt.Sprintf(" (%d base classes × %d rotations)", len(split.Base), datasets.Rotations)
+	}
+	if classes < t.Ways {
+		return bad("transfer.ways", t.Ways, fmt.Sprintf("the training episodes draw from %d training classes%s", classes, rot))
+	}
+	if name, n := fewest(split.Base, split.TrainIndex); n < t.Shots+t.Queries {
+		return bad("transfer.shots", t.Shots, fmt.Sprintf("base class %q has %d training samples; a training episode takes transfer.shots + transfer.queries = %d per class", name, n, t.Shots+t.Queries))
+	}
+	if len(split.Val) < t.ValWays {
+		return bad("transfer.val_ways", t.ValWays, fmt.Sprintf("the validation tasks draw from the %d validation classes (%s)", len(split.Val), split.HeldOut))
+	}
+	if name, n := fewest(split.Val, split.ValIndex); n < t.ValShots+1 {
+		return bad("transfer.val_shots", t.ValShots, fmt.Sprintf("validation class %q has %d validation samples; a %d-shot validation task needs %d per class", name, n, t.ValShots, t.ValShots+1))
+	}
+	return nil
+}
+
+// classList names the classes cs of d, the first few when there are many.
+func classList(d *datasets.Dataset, cs []int) string {
+	names := datasets.ClassNames(d, cs)
+	if len(names) > 6 {
+		return strings.Join(names[:5], ", ") + fmt.Sprintf(", … %d more", len(names)-5)
+	}
+	return strings.Join(names, ", ")
 }
 
 // EmbeddingSettings are the predict settings of a transfer config's

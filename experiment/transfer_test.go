@@ -416,6 +416,12 @@ func TestTransferAnchorAlone(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(alone, "export")); !os.IsNotExist(err) {
 		t.Fatalf("an anchor-only run wrote an export (%v)", err)
 	}
+	// Its results.json is written all the same, with proto_net's scores.
+	saved := readResults(t, alone)
+	if len(saved.Methods) != 1 || !slices.Equal(saved.Methods["proto_net"].PerRepeat, a.Methods["proto_net"].PerRepeat) ||
+		saved.Transfer == nil || saved.Transfer.Training["proto"] == nil {
+		t.Fatalf("results.json of an anchor-only run: methods %v, transfer %+v", saved.Methods, saved.Transfer)
+	}
 	if err := os.CopyFS(filepath.Join(full, "train", "proto"), os.DirFS(filepath.Join(alone, "train", "proto"))); err != nil {
 		t.Fatal(err)
 	}
