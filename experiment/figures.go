@@ -111,6 +111,9 @@ func configRegions(ctx context.Context, req FigureRequest) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := regionsProtocol(cfg); err != nil {
+		return "", fmt.Errorf("%s: %w", req.Config, err)
+	}
 	panels, rep, acc, err := PlaneRegions(ctx, cfg, req.Repeat, req.Observer)
 	if err != nil {
 		return "", err
@@ -139,6 +142,9 @@ func configRegions(ctx context.Context, req FigureRequest) (string, error) {
 // accuracy of each panel: acc["drknn"] is the repeat's Dr.k-NN accuracy,
 // the one drknn-train reports for the same config.
 func PlaneRegions(ctx context.Context, cfg Config, r int, obs Observer) ([]figures.Panel, *Repeat, map[string]float64, error) {
+	if err := regionsProtocol(cfg); err != nil {
+		return nil, nil, nil, err
+	}
 	if cfg.Model.Dim != 2 {
 		return nil, nil, nil, figures.Input(fmt.Errorf("regions: model.dim = %d, want 2", cfg.Model.Dim))
 	}
@@ -186,4 +192,15 @@ func PlaneRegions(ctx context.Context, cfg Config, r int, obs Observer) ([]figur
 		}
 	}
 	return panels, rep, acc, nil
+}
+
+// regionsProtocol refuses configs of the protocols whose runs are not one
+// M-way K-shot episode of its own network (transfer, fit): Figure 5 draws
+// the plane of such an episode.
+func regionsProtocol(cfg Config) error {
+	switch cfg.Protocol {
+	case ProtocolTransfer, ProtocolFit:
+		return configErr(fmt.Errorf("key protocol = %s: regions -config draws the plane of one episode of the episodes protocol, which %s configs do not run; give an episodes config (e.g. mnist)", cfg.Protocol, cfg.Protocol))
+	}
+	return nil
 }

@@ -544,16 +544,19 @@ func writeJSON(path string, v any) error {
 
 // ForData fits the config to the data set d it will run on: model.kind ""
 // becomes cnn for images and mlp for feature rows; images are flattened
-// into feature rows for an MLP (their shape kept in ImageShape); a CNN on feature rows or augmentation
-// without images is an error. The returned config is the one recorded.
+// into feature rows for an MLP (their shape kept in ImageShape); an image
+// network (cnn, conv4) on feature rows is an error, and so is augmentation
+// for a model that does not take images (mlp, identity). The returned
+// config is the one recorded.
 func ForData(cfg Config, d *datasets.Dataset) (Config, *datasets.Dataset, error) {
 	cfg.Model.Kind = cfg.ModelKind(d.Shape)
 	a := cfg.Train.Augment
+	imageNet := cfg.Model.Kind == "cnn" || cfg.Model.Kind == "conv4"
 	switch {
-	case cfg.Model.Kind == "cnn" && len(d.Shape) != 3:
-		return cfg, nil, configErr(fmt.Errorf("model.kind = cnn needs images, but %s has samples of shape %v (use model.kind: mlp, or leave it empty)", cfg.Dataset, d.Shape))
-	case (a.Shift > 0 || a.Flip) && cfg.Model.Kind != "cnn":
-		return cfg, nil, configErr(fmt.Errorf("key train.augment = {shift: %d, flip: %v}: augmentation transforms images; model.kind is %s", a.Shift, a.Flip, cfg.Model.Kind))
+	case imageNet && len(d.Shape) != 3:
+		return cfg, nil, configErr(fmt.Errorf("model.kind = %s needs images, but %s has samples of shape %v (use model.kind: mlp, or leave it empty)", cfg.Model.Kind, cfg.Dataset, d.Shape))
+	case (a.Shift > 0 || a.Flip) && !imageNet:
+		return cfg, nil, configErr(fmt.Errorf("key train.augment = {shift: %d, flip: %v}: augmentation transforms the training images of an image network (model.kind cnn or conv4); model.kind is %s", a.Shift, a.Flip, cfg.Model.Kind))
 	case cfg.Model.Kind == "mlp" && len(d.Shape) != 1:
 		c := *d
 		c.Shape = []int{d.SampleSize()}
