@@ -822,7 +822,7 @@ func (c *Config) validate() error {
 	if t.Augment.Shift < 0 || t.Augment.Shift > maxAugmentShift {
 		return bad("train.augment.shift", t.Augment.Shift, fmt.Sprintf("must be in 0…%d pixels", maxAugmentShift))
 	}
-	if (t.Augment.Shift > 0 || t.Augment.Flip) && c.Model.Kind == "mlp" {
+	if (t.Augment.Shift > 0 || t.Augment.Flip) && (c.Model.Kind == "mlp" || c.Model.Kind == "identity") {
 		return bad("train.augment", fmt.Sprintf("{shift: %d, flip: %v}", t.Augment.Shift, t.Augment.Flip),
 			"augmentation transforms images; model.kind is "+c.Model.Kind)
 	}

@@ -93,7 +93,11 @@ func TransferMethods() []string {
 
 // transferDefaults fills what the transfer protocol takes by default:
 // repeats and queries (per class) when the file does not set them, and
-// the zero fields of the transfer section.
+// the keys of the transfer section the file (or -set) does not give.
+// hasKey reports whether a dotted key ("transfer.ways") is given: a key
+// given 0 keeps its 0, which validateTransfer refuses where 0 is not a
+// setting (a 0 was replaced by the default, so transfer.decay_factor=0
+// ran with 0.5).
 func (c *Config) transferDefaults(hasKey func(string) bool) {
 	if !hasKey("repeats") {
 		c.Repeats = DefaultTransferRepeats
@@ -103,14 +107,16 @@ func (c *Config) transferDefaults(hasKey func(string) bool) {
 	}
 	t := &c.Transfer
 	for _, f := range []struct {
+		key string
 		v   *int
 		def int
-	}{{&t.Ways, 20}, {&t.Shots, 5}, {&t.Queries, 5}, {&t.Episodes, 1}, {&t.ValTasks, 200}, {&t.ValWays, 5}, {&t.ValShots, 1}} {
-		if *f.v == 0 {
+	}{{"ways", &t.Ways, 20}, {"shots", &t.Shots, 5}, {"queries", &t.Queries, 5}, {"episodes", &t.Episodes, 1}, {"val_tasks", &t.ValTasks, 200},
+		{"val_ways", &t.ValWays, 5}, {"val_shots", &t.ValShots, 1}} {
+		if !hasKey("transfer." + f.key) {
 			*f.v = f.def
 		}
 	}
-	if t.DecayFactor == 0 {
+	if !hasKey("transfer.decay_factor") {
 		t.DecayFactor = 0.5
 	}
 	if len(t.Theta) == 0 {
@@ -170,8 +176,11 @@ func (c *Config) validateTransfer() error {
 			return bad(f.key, f.v, "must be ≥ 1")
 		}
 	}
-	if t.Ways < 2 || t.ValWays < 2 {
-		return bad("transfer.ways", fmt.Sprintf("%d (val_ways %d)", t.Ways, t.ValWays), "episodes need at least 2 classes")
+	if t.Ways < 2 {
+		return bad("transfer.ways", t.Ways, "training episodes need at least 2 classes")
+	}
+	if t.ValWays < 2 {
+		return bad("transfer.val_ways", t.ValWays, "validation tasks need at least 2 classes")
 	}
 	if t.Queries < 0 || (*t.Anchor && t.Queries < 1) {
 		return bad("transfer.queries", t.Queries, "the prototypical anchor needs ≥ 1 query per class")
@@ -1073,12 +1082,29 @@ func ExportEmbedding(dir string, cfg Config, d *datasets.Dataset, split *dataset
 		Split: predict.ClassSplit{Base: sr.Base, Val: sr.Val, Novel: sr.Novel, HeldOut: sr.HeldOut}})
 }
 
-// hasKey reports whether the top-level mapping root sets key.
+// hasKey reports whether the mapping root sets the dotted key
+// ("repeats", "transfer.ways"): every part of it is present, the last
+// with any value.
 func hasKey(root *yaml.Node, key string) bool {
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		if root.Content[i].Value == key {
-			return true
+	n := root
+	for _, part := range strings.Split(key, ".") {
+		if n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
 		}
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		var child *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == part {
+				child = n.Content[i+1]
+				break
+			}
+		}
+		if child == nil {
+			return false
+		}
+		n = child
 	}
-	return false
+	return true
 }

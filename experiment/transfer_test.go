@@ -78,6 +78,13 @@ func TestTransferConfigDefaultsAndErrors(t *testing.T) {
 	if cfg.Repeats != 12 || cfg.Queries != 5 || *cfg.Transfer.Anchor != true || cfg.Transfer.DecayFactor != 0.5 {
 		t.Fatalf("repeats %d queries %d anchor %v decay %v", cfg.Repeats, cfg.Queries, *cfg.Transfer.Anchor, cfg.Transfer.DecayFactor)
 	}
+	// Keys the transfer section leaves out take their defaults.
+	cfg = mustParseConfig(t, "t.yaml", "protocol: transfer\ndataset: mnist\nways: 5\nmodel: {kind: conv4, dim: 0}\n"+
+		"data: {base_classes: [\"0\", \"1\"], val_fraction: 0.1}\ntrain: {theta: [0.5]}\ntransfer: {val_ways: 2}\n")
+	if tr := cfg.Transfer; tr.Ways != 20 || tr.Shots != 5 || tr.Queries != 5 || tr.Episodes != 1 || tr.ValTasks != 200 || tr.ValWays != 2 ||
+		tr.ValShots != 1 || tr.DecayFactor != 0.5 {
+		t.Fatalf("transfer defaults: %+v", tr)
+	}
 	// Without repeats and queries in the file: 600 tasks of 15 queries per class.
 	y := strings.Replace(strings.Replace(transferYAML, "repeats: 12\n", "", 1), "queries: 5\n", "", 1)
 	cfg = mustParseConfig(t, "t.yaml", y)
@@ -105,6 +112,16 @@ func TestTransferConfigDefaultsAndErrors(t *testing.T) {
 		{[]string{"transfer.miniset_ways=1"}, "transfer.miniset_ways"},
 		{[]string{"transfer.miniset_ways=4"}, "transfer.miniset_ways"},
 		{[]string{"transfer.miniset_ways=2", "train.miniset_size=9"}, "train.miniset_size"},
+		// An explicit 0 is refused, not replaced by the default.
+		{[]string{"transfer.decay_factor=0"}, "key transfer.decay_factor = 0: must be in (0, 1]"},
+		{[]string{"transfer.episodes=0"}, "key transfer.episodes = 0: must be ≥ 1"},
+		{[]string{"transfer={ways: 0}"}, "key transfer.ways = 0"},
+		{[]string{"transfer.shots=0"}, "key transfer.shots = 0"},
+		{[]string{"transfer.val_tasks=0"}, "key transfer.val_tasks = 0"},
+		{[]string{"transfer.val_shots=0"}, "key transfer.val_shots = 0"},
+		{[]string{"transfer.val_ways=0"}, "key transfer.val_ways = 0"},
+		{[]string{"transfer.val_ways=1"}, "key transfer.val_ways = 1: validation tasks need at least 2 classes"},
+		{[]string{"transfer.queries=0"}, "key transfer.queries = 0"},
 	} {
 		_, err := ParseConfig("t.yaml", []byte(transferYAML), c.sets)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !errors.Is(err, ErrConfig) {
