@@ -159,6 +159,9 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		}
 		sets = append(sets, opts.Sets...)
 		cfg, err := LoadConfig(path, sets)
+		if err == nil {
+			err = tableProtocol(path, cfg)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}
@@ -765,14 +768,29 @@ func queriesNote(r *Results) string {
 // cellFixedSets refuses -set overrides of what a table cell fixes itself —
 // its data set, ways and shots: applied after the cell's own values they
 // won, and the table then labelled (and compared with the paper) a cell of
-// another size than it ran. (Table 1 and the transfer table.)
+// another size than it ran — and of the protocol, which the table fixes
+// (Table 1: episodes; the transfer table: transfer): -set protocol=fit
+// wrote a Table 1 of cross-validation scores labelled as episodes.
+// (Table 1 and the transfer table.)
 func cellFixedSets(sets []string) error {
 	for _, kv := range sets {
 		key, _, _ := strings.Cut(kv, "=")
 		switch k := strings.TrimSpace(key); k {
 		case "dataset", "ways", "shots":
 			return configErr(fmt.Errorf("-set %s: every cell fixes its own data set, ways and shots; run one size with drknn-train -config", k))
+		case "protocol":
+			return configErr(fmt.Errorf("-set %s: the table fixes the protocol (Table 1: episodes; -transfer: transfer); run another protocol with drknn-train -config", k))
 		}
 	}
 	return nil
+}
+
+// tableProtocol refuses a Table 1 cell whose config (from a -configs
+// folder) is not of the episodes protocol.
+func tableProtocol(path string, cfg Config) error {
+	switch cfg.Protocol {
+	case "", ProtocolEpisodes:
+		return nil
+	}
+	return configErr(fmt.Errorf("%s: key protocol = %s: Table 1's cells run the episodes protocol", path, cfg.Protocol))
 }

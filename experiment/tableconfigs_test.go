@@ -83,3 +83,38 @@ func TestTableConfigFolderNeverMixed(t *testing.T) {
 		t.Fatalf("ConfigDir nowhere: %v", err)
 	}
 }
+
+// TestTableProtocolFixed: the tables fix the protocol — Table 1 runs
+// episodes, the transfer table transfer — so -set protocol=… is refused
+// before any work, as -set ways is (protocol=fit wrote a Table 1 of 5-fold
+// cross-validation scores under the episodes' headings), and so is a
+// Table 1 cell whose config from a -configs folder is of another protocol.
+func TestTableProtocolFixed(t *testing.T) {
+	for _, set := range []string{"protocol=fit", "protocol=paper-lung", " protocol = episodes", "protocol=transfer"} {
+		out := filepath.Join(t.TempDir(), "t")
+		_, err := RunTable(t.Context(), TableOptions{OutDir: out, Only: []string{"lung-cancer"}, Quick: true, Sets: []string{set}})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "-set protocol: the table fixes the protocol") {
+			t.Errorf("-set %s: %v", set, err)
+		}
+		_, err = RunTransferTable(t.Context(), TableOptions{OutDir: out, Only: []string{"mnist"}, Quick: true, Sets: []string{set}})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "-set protocol: the table fixes the protocol") {
+			t.Errorf("transfer table -set %s: %v", set, err)
+		}
+		if _, serr := os.Stat(out); !os.IsNotExist(serr) {
+			t.Errorf("-set %s: a refused table made its folder (%v)", set, serr)
+		}
+	}
+	dir := t.TempDir()
+	src, _, err := ReadConfigSource("lung-cancer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "lung-cancer.yaml"), append(src, "\nprotocol: fit\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "t")
+	_, err = RunTable(t.Context(), TableOptions{OutDir: out, ConfigDir: dir, Only: []string{"lung-cancer"}, Quick: true})
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "key protocol = fit: Table 1's cells run the episodes protocol") {
+		t.Errorf("a fit config in the -configs folder: %v", err)
+	}
+}

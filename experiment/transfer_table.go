@@ -93,6 +93,9 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 	if err := checkOnly(opts.Only, TransferNames()); err != nil {
 		return nil, err
 	}
+	if err := cellFixedSets(opts.Sets); err != nil {
+		return nil, fmt.Errorf("transfer table: %w", err)
+	}
 	if err := os.MkdirAll(opts.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("transfer table: %w", err)
 	}
@@ -101,9 +104,6 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 	cache := map[string]*datasets.Dataset{}
 	loadErr := map[string]error{}
 	cleaned := map[string]bool{}
-	if err := cellFixedSets(opts.Sets); err != nil {
-		return nil, fmt.Errorf("transfer table: %w", err)
-	}
 	for _, cell := range TransferCells() {
 		if len(opts.Only) > 0 && !containsString(opts.Only, cell.Name()) && !containsString(opts.Only, cell.Dataset) {
 			continue
@@ -119,7 +119,7 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 			return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
 		}
 		if cfg.Protocol != ProtocolTransfer {
-			return nil, fmt.Errorf("transfer table: %s: protocol %q, want transfer", o.Config, cfg.Protocol)
+			return nil, configErr(fmt.Errorf("transfer table: %s: key protocol = %q: the transfer table's cells run the transfer protocol", o.Config, cfg.Protocol))
 		}
 		key := cfg.Dataset + "|" + cfg.DataDir + fmt.Sprintf("|%+v", cfg.Data)
 		d, ok := cache[key]
