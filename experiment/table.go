@@ -343,7 +343,11 @@ func finishedCell(dir string, want Config) (*Results, error) {
 }
 
 // configDiff names the first keys (JSON paths) where two configs differ.
-func configDiff(a, b Config) string {
+func configDiff(a, b Config) string { return jsonDiff(a, b) }
+
+// jsonDiff names the first keys (JSON paths) where the JSON forms of two
+// values differ ("train.lr 0.003 there, 0.01 now").
+func jsonDiff(a, b any) string {
 	var ma, mb map[string]any
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
@@ -371,8 +375,8 @@ func configDiff(a, b Config) string {
 				walk(prefix+k+".", xs, ys)
 				continue
 			}
-			if fmt.Sprint(x[k]) != fmt.Sprint(y[k]) {
-				diffs = append(diffs, fmt.Sprintf("%s%s %v there, %v now", prefix, k, x[k], y[k]))
+			if xv, yv := fmt.Sprint(x[k]), fmt.Sprint(y[k]); xv != yv {
+				diffs = append(diffs, fmt.Sprintf("%s%s %s there, %s now", prefix, k, shorten(xv), shorten(yv)))
 			}
 		}
 	}
@@ -381,6 +385,15 @@ func configDiff(a, b Config) string {
 		diffs = append(diffs[:3], "…")
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// shorten keeps a value of a message short: the first 40 characters of a
+// longer one (a list of hundreds of classes), with "…".
+func shorten(v string) string {
+	if r := []rune(v); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return v
 }
 
 // Machine describes this machine for result files.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/gob"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -385,6 +386,50 @@ func trainKey(cfg Config, objective string, s *datasets.TransferSplit) string {
 		cfg.Seed, s.Base, s.Val, s.HeldOut, fmt.Sprint(len(s.TrainIndex), len(s.ValIndex)))
 }
 
+// trainSettings are the settings trainKey holds, as JSON beside a
+// training's checkpoint (settings.json): a resume whose key differs names
+// the keys that changed from them instead of printing the two keys.
+type trainSettings struct {
+	Dataset  string         `json:"dataset"`
+	Seed     int64          `json:"seed"`
+	Data     DataConfig     `json:"data"`
+	Model    ModelConfig    `json:"model"`
+	Train    TrainConfig    `json:"train"`
+	Transfer TransferConfig `json:"transfer"`
+	Split    struct {
+		Base    []int  `json:"base"`
+		Val     []int  `json:"val"`
+		HeldOut string `json:"held_out"`
+		Train   int    `json:"train_samples"`
+		ValLen  int    `json:"val_samples"`
+	} `json:"split"`
+}
+
+// settingsOf is trainSettings of a training run: what its key holds.
+func settingsOf(cfg Config, s *datasets.TransferSplit) trainSettings {
+	ts := trainSettings{Dataset: cfg.Dataset, Seed: cfg.Seed, Data: cfg.Data, Model: cfg.Model, Train: cfg.Train, Transfer: cfg.Transfer}
+	ts.Train.Steps, ts.Train.CheckpointEvery = 0, 0
+	ts.Transfer.Theta, ts.Transfer.Anchor = nil, nil // not in the key: the evaluation's
+	ts.Split.Base, ts.Split.Val, ts.Split.HeldOut, ts.Split.Train, ts.Split.ValLen = s.Base, s.Val, s.HeldOut, len(s.TrainIndex), len(s.ValIndex)
+	return ts
+}
+
+// checkpointMismatch is the error of a checkpoint at path made with other
+// settings than want: the keys that differ, read from the settings.json
+// beside it (a checkpoint without one, from before it was written, gets
+// the sections the key covers).
+func checkpointMismatch(path string, want trainSettings) error {
+	diff := "its settings.json is missing; the key covers dataset, seed, data, model, train (but its steps), transfer and the class split"
+	var got trainSettings
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "settings.json")); err == nil && json.Unmarshal(b, &got) == nil {
+		if diff = jsonDiff(got, want); diff == "" {
+			diff = "settings.json matches, yet the key differs (a checkpoint from another version)"
+		}
+	}
+	return configErr(fmt.Errorf("resume %s: %w (%s); delete %s to train afresh, or use another output folder",
+		path, train.ErrCheckpointMismatch, diff, filepath.Dir(path)))
+}
+
 func (t TransferConfig) key() string {
 	k := fmt.Sprintf("%d/%d/%d/%d decay %d×%g val %d/%d/%d×%d", t.Ways, t.Shots, t.Queries, t.Episodes, t.DecayEvery, t.DecayFactor,
 		t.ValidateEvery, t.ValWays, t.ValShots, t.ValTasks)
@@ -454,7 +499,9 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 				extra, err := tr.Resume(ck, key)
 				if err != nil {
 					if errors.Is(err, train.ErrCheckpointMismatch) {
-						err = configErr(err) // a run folder of another config: exit 2, as a bad config
+						// a run folder of another config: exit 2, as a bad
+						// config, naming the keys that changed
+						err = checkpointMismatch(ck, settingsOf(cfg, split))
 					}
 					return nil, nil, err
 				}
@@ -477,6 +524,9 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 		}
 		var buf bytes.Buffer
 		if err := gob.NewEncoder(&buf).Encode(st); err != nil {
+			return err
+		}
+		if err := writeJSON(filepath.Join(o.Dir, "settings.json"), settingsOf(cfg, split)); err != nil {
 			return err
 		}
 		return tr.SaveCheckpoint(ck, key, buf.Bytes())

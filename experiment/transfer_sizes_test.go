@@ -47,3 +47,31 @@ func TestTransferSizesCheckedBeforeTraining(t *testing.T) {
 		}
 	}
 }
+
+// TestTransferResumeOtherSettingsNamesKey: resuming a training folder
+// made with other settings is a config error that names the key that
+// changed and its two values, in one short line — it printed the two
+// training keys, Go structs of about 600 characters each.
+func TestTransferResumeOtherSettingsNamesKey(t *testing.T) {
+	dir := t.TempDir()
+	sets := []string{"train.steps=2", "transfer.validate_every=0", "repeats=2", "eval.methods=[drknn]"}
+	if _, err := Run(t.Context(), transferConfig(t, sets...), Options{OutDir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "results.json")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(t.Context(), transferConfig(t, append(sets, "train.lr=0.01")...), Options{OutDir: dir, Resume: true})
+	if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "train.lr 0.003 there, 0.01 now") ||
+		strings.Contains(err.Error(), "transfer|") || len(err.Error()) > 400 || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("resume with another train.lr: %v", err)
+	}
+	if testing.Verbose() {
+		t.Log(err)
+	}
+	// The number of steps is not part of the training's key: more steps
+	// resume it.
+	if _, err := Run(t.Context(), transferConfig(t, append(sets[1:], "train.steps=3")...), Options{OutDir: dir, Resume: true}); err != nil {
+		t.Fatalf("resume with more steps: %v", err)
+	}
+}
