@@ -129,3 +129,26 @@ func runEntryPath(rel string) bool {
 	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 	return slices.Contains(runEntries, first)
 }
+
+// InterruptedNote says, for a run stopped in the run folder dir (Ctrl-C),
+// where its checkpoints are — they are where each protocol writes them:
+// dir/repeats/NN/checkpoint.bin (episodes), dir/train/<objective>/checkpoint.bin
+// (transfer), dir/checkpoint.bin (fit; its cross-validation fits write
+// none) — and how to go on, or that none was written.
+func InterruptedNote(dir string) string {
+	var kept []string
+	if reps, _ := filepath.Glob(filepath.Join(dir, "repeats", "*", "checkpoint.bin")); len(reps) == 1 {
+		kept = append(kept, reps[0])
+	} else if len(reps) > 1 {
+		kept = append(kept, fmt.Sprintf("%s (%d repeats)", filepath.Join(dir, "repeats", "*", "checkpoint.bin"), len(reps)))
+	}
+	objs, _ := filepath.Glob(filepath.Join(dir, "train", "*", "checkpoint.bin"))
+	kept = append(kept, objs...)
+	if _, err := os.Stat(filepath.Join(dir, "checkpoint.bin")); err == nil {
+		kept = append(kept, filepath.Join(dir, "checkpoint.bin"))
+	}
+	if len(kept) == 0 {
+		return fmt.Sprintf("no checkpoint was written in %s before the stop; a rerun (-resume or -force) trains from the start", dir)
+	}
+	return fmt.Sprintf("checkpoints kept in %s; continue with -resume", strings.Join(kept, ", "))
+}

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -73,5 +74,34 @@ func TestTransferResumeOtherSettingsNamesKey(t *testing.T) {
 	// resume it.
 	if _, err := Run(t.Context(), transferConfig(t, append(sets[1:], "train.steps=3")...), Options{OutDir: dir, Resume: true}); err != nil {
 		t.Fatalf("resume with more steps: %v", err)
+	}
+}
+
+// TestInterruptedNoteTransfer: a transfer run stopped after its first
+// training step keeps its checkpoint in train/drknn/, and the note names
+// that file (drknn-train named DIR/repeats, which a transfer run never
+// makes); a run stopped before any checkpoint says none was written.
+func TestInterruptedNoteTransfer(t *testing.T) {
+	dir := t.TempDir()
+	if note := InterruptedNote(dir); !strings.Contains(note, "no checkpoint was written") {
+		t.Fatalf("empty folder: %s", note)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cfg := transferConfig(t, "train.steps=5", "transfer.validate_every=0", "repeats=2", "eval.methods=[drknn]")
+	_, err := Run(ctx, cfg, Options{OutDir: dir, Observer: func(e Event) {
+		if _, ok := e.(TransferStep); ok {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("stopped run: %v", err)
+	}
+	ck := filepath.Join(dir, "train", "drknn", "checkpoint.bin")
+	if _, err := os.Stat(ck); err != nil {
+		t.Fatal(err)
+	}
+	if note := InterruptedNote(dir); note != "checkpoints kept in "+ck+"; continue with -resume" {
+		t.Fatalf("note %q", note)
 	}
 }

@@ -14,8 +14,9 @@
 // refused unless -resume (continue the run in it) or -force (replace its
 // run files). Stale temporaries of writes a kill interrupted are removed on
 // start. Ctrl-C stops the run after the current training step of each
-// repeat, keeps the checkpoints and writes no results.json; -resume
-// continues it. A finished run deletes its checkpoints (the exports hold
+// repeat, keeps the checkpoints and writes no results.json, and says where
+// they are (repeats/NN/ for episodes, train/<objective>/ for transfer, the
+// run folder for fit) or that none was written yet; -resume continues it. A finished run deletes its checkpoints (the exports hold
 // the weights) unless -keep-checkpoints.
 //
 // A method that fails on a repeat (or a repeat that fails as a whole) is
@@ -110,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := experiment.Run(ctx, cfg, experiment.Options{OutDir: dir, Resume: *resume, KeepCheckpoints: *keep, Observer: rep.Observe})
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%w; checkpoints kept in %s, continue with -resume", err, filepath.Join(dir, "repeats"))
+		return fmt.Errorf("%w; %s", err, experiment.InterruptedNote(dir))
 	}
 	if err == nil {
 		err = rep.Err()

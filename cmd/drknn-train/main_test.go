@@ -47,14 +47,16 @@ func TestTrainWritesResultsAndLog(t *testing.T) {
 }
 
 // TestInterrupted: a run whose context is cancelled (Ctrl-C) exits with
-// status 130 and one line saying where the checkpoints are, and writes no
-// results.json.
+// status 130 and one line saying where the checkpoints are — here, stopped
+// before its first step, that none was written (it named a repeats folder
+// that did not exist) — and writes no results.json.
 func TestInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	out := filepath.Join(t.TempDir(), "run")
 	code, so, se := runCmd(ctx, "-config", synthetic, "-set", "repeats=1", "-out", out, "-quiet")
-	if code != 130 || so != "" || strings.Count(se, "\n") != 1 || !strings.Contains(se, "continue with -resume") {
+	if code != 130 || so != "" || strings.Count(se, "\n") != 1 || !strings.Contains(se, "no checkpoint was written in "+out) ||
+		strings.Contains(se, "repeats") {
 		t.Fatalf("exit %d stdout %q stderr %q", code, so, se)
 	}
 	if _, err := os.Stat(filepath.Join(out, "results.json")); !os.IsNotExist(err) {
