@@ -102,7 +102,8 @@ type DataConfig struct {
 	// rest are novel) of data sets without a standard split, rotated
 	// copies of the base classes as extra training classes, and the
 	// validation part: ValClasses whole base classes (Omniglot: whole
-	// alphabets) or ValFraction of every base class's samples.
+	// alphabets, drawn until at least ValClasses characters are held out)
+	// or ValFraction of every base class's samples.
 	BaseClasses   []string `yaml:"base_classes" json:"base_classes,omitempty"`
 	RotateClasses bool     `yaml:"rotate_classes" json:"rotate_classes,omitempty"`
 	ValClasses    int      `yaml:"val_classes" json:"val_classes,omitempty"`

@@ -272,8 +272,9 @@ func LoadTransferData(cfg Config) (*datasets.Dataset, error) {
 // miniImageNet's train/val/test classes are base/validation/novel, any
 // other data set's data.base_classes are base and the rest novel; the
 // validation part is data.val_classes whole base classes (Omniglot: whole
-// alphabets) or data.val_fraction of every base class's samples, drawn
-// from the seed.
+// alphabets until at least data.val_classes characters are held out —
+// seed 1's val_classes 5 is one alphabet of 34) or data.val_fraction of
+// every base class's samples, drawn from the seed.
 func TransferSplitOf(cfg Config, d *datasets.Dataset) (*datasets.TransferSplit, error) {
 	var base, novel []int
 	var err error
