@@ -344,8 +344,17 @@ type Validated struct {
 	Best      bool // the best so far: the selected checkpoint
 }
 
-func (TransferStep) event() {}
-func (Validated) event()    {}
+// TrainingResumed reports that a training continues from its checkpoint
+// at step Step of Steps (Step = Steps: a finished training reused, no
+// step to run): the steps before it are not run, and not reported.
+type TrainingResumed struct {
+	Objective   string
+	Step, Steps int
+}
+
+func (TransferStep) event()    {}
+func (Validated) event()       {}
+func (TrainingResumed) event() {}
 
 // EpisodicSettings is what the episodic trainer needs from a transfer
 // config for one objective.
@@ -509,6 +518,7 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 				if err := gob.NewDecoder(bytes.NewReader(extra)).Decode(&st); err != nil {
 					return nil, nil, fmt.Errorf("resume %s: validation state: %v", ck, err)
 				}
+				notify(TrainingResumed{Objective: objective, Step: tr.StepsDone(), Steps: s.Steps})
 				notify(Message{fmt.Sprintf("%s: resumed at step %d of %d", objective, tr.StepsDone(), s.Steps)})
 			}
 		}

@@ -200,7 +200,9 @@ func TestReporterPlain(t *testing.T) {
 }
 
 // TestReporterTransferTable: the transfer table's work is learnt cell by
-// cell; a cell that reuses its data set's training (no steps) and the
+// cell; a cell that reuses its data set's training (TrainingResumed at
+// the last step: its planned steps are taken off, so the bar does not count
+// steps that never ran — it showed steps 6/6 then 12/12) and the
 // evaluation (no unit events) settle to done at the cell's end.
 func TestReporterTransferTable(t *testing.T) {
 	c := (&clock{}).at(0)
@@ -210,6 +212,11 @@ func TestReporterTransferTable(t *testing.T) {
 	for i, name := range []string{"omniglot-5w1s", "omniglot-5w5s"} {
 		r.Observe(experiment.CellStarted{Name: name})
 		r.Observe(experiment.Started{Repeats: 2, Steps: 3, Methods: []string{"drknn", "proto_net"}, Tasks: 5})
+		if i == 1 {
+			for _, obj := range []string{"drknn", "proto"} {
+				r.Observe(experiment.TrainingResumed{Objective: obj, Step: 3, Steps: 3})
+			}
+		}
 		if i == 0 {
 			for s := 1; s <= 3; s++ {
 				for _, obj := range []string{"drknn", "proto"} {
@@ -241,9 +248,35 @@ func TestReporterTransferTable(t *testing.T) {
 		}
 		done.Cell = experiment.TransferCell{Dataset: "omniglot", Ways: 5, Shots: []int{1, 5}[i]}
 		r.Observe(experiment.TransferCellDone{Outcome: done})
-		if p := r.prog; p.remaining() != 0 || p.steps != 6*(i+1) || p.units != 10*(i+1) {
+		if p := r.prog; p.remaining() != 0 || p.steps != 6 || p.doneSteps != 6 || p.units != 10*(i+1) {
 			t.Fatalf("cell %d: %d/%d steps, %d/%d units", i, p.doneSteps, p.steps, p.doneUnits, p.units)
 		}
 	}
 	r.Close()
+}
+
+// TestReporterResumedTransferRun: a transfer run resumed from finished
+// trainings runs no step; the bar counts none (it showed "33% … steps
+// 0/20 eval 10/10" at the end of the evaluation).
+func TestReporterResumedTransferRun(t *testing.T) {
+	c := (&clock{}).at(0)
+	var term bytes.Buffer
+	r := &Reporter{Term: &term, Bar: true, Now: c.now}
+	r.Observe(experiment.Started{Dir: t.TempDir(), Repeats: 2, Steps: 10, Methods: []string{"drknn"}, Tasks: 10})
+	for _, obj := range []string{"drknn", "proto"} {
+		r.Observe(experiment.TrainingResumed{Objective: obj, Step: 10, Steps: 10})
+	}
+	for task := range 10 {
+		c.at(float64(task + 1))
+		r.Observe(experiment.UnitDone{Repeat: task, Method: "drknn", Seconds: 1})
+		r.Observe(experiment.RepeatDone{Repeat: task})
+	}
+	if p := r.prog; p.steps != 0 || p.remaining() != 0 {
+		t.Fatalf("%d/%d steps, %d/%d units", p.doneSteps, p.steps, p.doneUnits, p.units)
+	}
+	r.Observe(experiment.Finished{})
+	lines := strings.Split(strings.TrimSpace(term.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "progress 100%") || strings.Contains(last, "steps") {
+		t.Fatalf("last line %q", last)
+	}
 }

@@ -36,8 +36,11 @@ type Reporter struct {
 	table map[string]experiment.CellPlan // the table's cells (nil: a single run)
 	cell  string                         // the running cell
 	mark  cellMark                       // progress when the cell started
-	val   map[string]string              // latest validation accuracy per objective (transfer)
-	err   error
+	// resumed counts the planned training steps of the running cell (or
+	// run) that a resumed training does not run again (TrainingResumed).
+	resumed int
+	val     map[string]string // latest validation accuracy per objective (transfer)
+	err     error
 }
 
 // cellMark is the progress at the start of a cell, to settle its count at
@@ -111,7 +114,7 @@ func (r *Reporter) Observe(e experiment.Event) {
 			}
 		}
 	case experiment.CellStarted:
-		r.cell = e.Name
+		r.cell, r.resumed = e.Name, 0
 		if r.prog != nil {
 			r.mark = cellMark{r.prog.doneSteps, r.prog.doneUnits, maps.Clone(r.prog.unitsLeft)}
 		}
@@ -138,6 +141,14 @@ func (r *Reporter) Observe(e experiment.Event) {
 			plan := experiment.CellPlan{Name: r.cell, Repeats: e.Repeats, Steps: e.Steps, CVSteps: e.CVSteps, Methods: e.Methods, Tasks: e.Tasks}
 			r.table[r.cell] = plan
 			r.prog.add(plan.Repeats*(plan.Steps+plan.CVSteps), plan.Evaluations(), plan.Methods)
+		}
+	case experiment.TrainingResumed:
+		// Planned as Steps, the training runs only the steps after its
+		// checkpoint: the bar counts those (a reused training, none).
+		if r.prog != nil {
+			r.prog.add(-e.Step, 0, nil)
+			r.resumed += e.Step
+			r.prog.draw(false)
 		}
 	case experiment.Validated:
 		if r.val == nil {
@@ -205,12 +216,14 @@ func (r *Reporter) settle(o experiment.CellOutcome) {
 		return
 	}
 	p := r.prog
+	steps := plan.Repeats*(plan.Steps+plan.CVSteps) - r.resumed // what the cell was to run
+	r.resumed = 0
 	if o.Results == nil || o.Reused {
-		p.add(-plan.Repeats*(plan.Steps+plan.CVSteps), -plan.Evaluations(), plan.Methods)
+		p.add(-steps, -plan.Evaluations(), plan.Methods)
 		p.draw(false)
 		return
 	}
-	p.doneSteps = max(p.doneSteps, r.mark.steps+plan.Repeats*(plan.Steps+plan.CVSteps))
+	p.doneSteps = max(p.doneSteps, r.mark.steps+steps)
 	p.doneUnits = max(p.doneUnits, r.mark.units+plan.Evaluations()*len(plan.Methods))
 	for _, m := range plan.Methods {
 		p.unitsLeft[m] = min(p.unitsLeft[m], max(r.mark.left[m]-plan.Evaluations(), 0))
