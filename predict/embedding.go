@@ -248,8 +248,9 @@ type EmbeddingManifest struct {
 	Files    map[string]string `json:"files"`
 	// SHA256 holds the SHA-256 of each file WriteEmbedding wrote (model.bin),
 	// by manifest key: LoadEmbedding refuses a file that does not match (a
-	// model.bin copied from another run, or damaged). Exports written
-	// before it was recorded have none and are not checked.
+	// model.bin copied from another run, or damaged), or whose key the map
+	// lacks. Exports written before it was recorded have no map and are
+	// not checked.
 	SHA256   map[string]string `json:"sha256,omitempty"`
 	Versions map[string]string `json:"versions"`
 }
@@ -281,8 +282,9 @@ func WriteEmbedding(dir string, e *Embedding, man EmbeddingManifest) error {
 
 // LoadEmbedding reads an embedding export written by WriteEmbedding and
 // checks the network against the manifest: its file against the SHA-256
-// the manifest records (none recorded, as in exports written before it
-// was: no check), then its configuration.
+// the manifest records (a manifest without a sha256 map, as in exports
+// written before it was recorded: no check; a sha256 map without the
+// "model" key: refused), then its configuration.
 func LoadEmbedding(dir string) (*Embedding, error) {
 	mpath := filepath.Join(dir, EmbeddingFile)
 	b, err := os.ReadFile(mpath)
@@ -301,7 +303,11 @@ func LoadEmbedding(dir string) (*Embedding, error) {
 		name = files["model"]
 	}
 	weights := filepath.Join(dir, name)
-	if want, ok := man.SHA256["model"]; ok {
+	want, err := recordedSHA256(man.SHA256, "model", weights, "embedding export "+dir+": "+EmbeddingFile)
+	if err != nil {
+		return nil, err
+	}
+	if want != "" {
 		got, err := fileSHA256(weights)
 		if err != nil {
 			return nil, fmt.Errorf("embedding export: %w", err)

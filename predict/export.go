@@ -62,8 +62,8 @@ type Manifest struct {
 	Files         map[string]string `json:"files"`
 	// SHA256 holds the SHA-256 of each file WriteExport wrote, by manifest
 	// key: Load refuses a file that does not match (a model.bin copied from
-	// another run or repeat). Exports written before it was recorded have
-	// none and are not checked.
+	// another run or repeat), or whose key the map lacks. Exports written
+	// before it was recorded have no map and are not checked.
 	SHA256   map[string]string `json:"sha256,omitempty"`
 	Input    *Input            `json:"input,omitempty"`
 	Versions map[string]string `json:"versions"`
@@ -351,13 +351,16 @@ func Load(dir string) (*Export, error) {
 }
 
 // verify checks the file of an export against the SHA-256 the manifest
-// records for it (none recorded: no check).
+// records for it. A manifest without a sha256 map (an export written
+// before it was recorded) checks nothing; one with a sha256 map must
+// record the file's key, since WriteExport records every file it writes:
+// a missing key would otherwise silently turn the file's check off.
 func (e *Export) verify(key string) error {
-	want, ok := e.Manifest.SHA256[key]
-	if !ok {
-		return nil
-	}
 	path := e.file(key)
+	want, err := recordedSHA256(e.Manifest.SHA256, key, path, "export "+e.Dir+": manifest.json")
+	if err != nil || want == "" {
+		return err
+	}
 	got, err := fileSHA256(path)
 	if err != nil {
 		return fmt.Errorf("export: %w", err)
@@ -366,6 +369,21 @@ func (e *Export) verify(key string) error {
 		return fmt.Errorf("export %s: %s: was it copied from another run or repeat?", e.Dir, notThisExport(path, got, want))
 	}
 	return nil
+}
+
+// recordedSHA256 returns the SHA-256 a manifest's sha256 map (sums)
+// records for the file at path (manifest key key): "" when the manifest
+// has no sha256 map at all (written before it was recorded: no check), an
+// error naming the file and the key when the map lacks the key.
+func recordedSHA256(sums map[string]string, key, path, manifest string) (string, error) {
+	if sums == nil {
+		return "", nil
+	}
+	want, ok := sums[key]
+	if !ok || want == "" {
+		return "", fmt.Errorf("%s records no SHA-256 for %s (key %q missing from its sha256 map); refusing to read it unchecked", manifest, filepath.Base(path), key)
+	}
+	return want, nil
 }
 
 // notThisExport says that the file at path, of SHA-256 got, is not the
@@ -462,6 +480,10 @@ func (in *Input) check(size int) error {
 // other files of the export are.
 func (e *Export) Queries() (q []float64, nq int, labels []int, err error) {
 	for _, key := range []string{"query_embeddings", "query_labels"} {
+		if _, listed := e.Manifest.Files[key]; e.Manifest.Files != nil && e.Manifest.SHA256 != nil && !listed {
+			// WriteExport lists no query files when there were no queries.
+			return nil, 0, nil, fmt.Errorf("export %s holds no query samples (manifest.json lists no %s file)", e.Dir, key)
+		}
 		if err := e.verify(key); err != nil {
 			return nil, 0, nil, err
 		}
