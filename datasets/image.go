@@ -454,15 +454,20 @@ func toGrey(data []byte, size int) (out []float32, h, w int, err error) {
 }
 
 // toRGB decodes data and returns its R, G, B planes resized to size×size.
-func toRGB(data []byte, size int) ([]float32, error) {
+func toRGB(data []byte, size int) ([]float32, error) { return toRGBShape(data, size, size) }
+
+// toRGBShape decodes data and returns its R, G, B planes resized to
+// height×width by area averaging (toRGB, and DecodeReaderImage for
+// miniImageNet models).
+func toRGBShape(data []byte, height, width int) ([]float32, error) {
 	img, release, err := decodeImage(data, MaxImagePixels)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	planes, h, w := rgbPlanes(img)
-	out := make([]float32, 3*size*size)
-	resizeArea(out, planes, 3, h, w, size, size)
+	out := make([]float32, 3*height*width)
+	resizeArea(out, planes, 3, h, w, height, width)
 	return out, nil
 }
 
@@ -621,5 +626,85 @@ func DecodeImage(data []byte, channels, height, width int) ([]float32, error) {
 	}
 	out := make([]float32, channels*height*width)
 	resizeArea(out, planes, channels, h, w, height, width)
+	return out, nil
+}
+
+// DecodeReaderImage turns the bytes of one image file (recognised by
+// content) into a sample of channels×height×width values exactly as the
+// reader of the data set named dataset (a name Load accepts) prepares its
+// own image files, so that a tool classifying new images gives a file the
+// very sample (bit for bit) that reader would give it:
+//
+//   - miniimagenet: R, G, B planes stretched to height×width by area
+//     averaging (ReadMiniImageNet), then, for one channel (data.grey),
+//     the BT.601 luma of those stretched planes (Dataset.Grey, as Load and
+//     ReadMiniImageNetTransfer apply it) — not the luma of the
+//     full-resolution image, nor a JPEG's Y plane;
+//   - omniglot: the luma at full resolution (JPEG: its Y plane), inverted
+//     (1 − v) when invert — before stretching, as ReadOmniglot inverts —,
+//     then stretched by area averaging;
+//   - imagefolder and npy: DecodeFolderImage (their readers never invert:
+//     invert is an error);
+//   - any other name (covid-ct, whose reader is DecodeImage's one-channel
+//     preparation, and the readers of non-image files: mnist, cifar10,
+//     synthetic-images): DecodeImage, then 1 − v when invert.
+func DecodeReaderImage(data []byte, dataset string, channels, height, width int, invert bool) ([]float32, error) {
+	if channels != 1 && channels != 3 || height < 1 || width < 1 {
+		return nil, fmt.Errorf("cannot make images of shape [%d %d %d] (want 1 or 3 channels)", channels, height, width)
+	}
+	var out []float32
+	var err error
+	switch dataset {
+	case "imagefolder", "npy":
+		if invert {
+			return nil, fmt.Errorf("the %s reader never inverts images", dataset)
+		}
+		return DecodeFolderImage(data, channels, height, width)
+	case "omniglot":
+		if channels != 1 {
+			return nil, fmt.Errorf("omniglot images have one channel, not %d", channels)
+		}
+		return omniglotImage(data, height, width, invert)
+	case "miniimagenet":
+		if out, err = toRGBShape(data, height, width); err != nil {
+			return nil, err
+		}
+		if channels == 1 {
+			rgb := &Dataset{Name: "miniimagenet", Shape: []int{3, height, width}, Classes: []string{""}, Labels: []int{0}, X: out}
+			g, err := rgb.Grey()
+			if err != nil {
+				return nil, err
+			}
+			out = g.X
+		}
+	default:
+		if out, err = DecodeImage(data, channels, height, width); err != nil {
+			return nil, err
+		}
+	}
+	if invert {
+		for i, v := range out {
+			out[i] = 1 - v
+		}
+	}
+	return out, nil
+}
+
+// omniglotImage is ReadOmniglot's preparation of one drawing: luma at full
+// resolution, 1 − v when invert, area-averaged to height×width.
+func omniglotImage(data []byte, height, width int, invert bool) ([]float32, error) {
+	img, release, err := decodeImage(data, MaxImagePixels)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	plane, ih, iw := greyPlane(img)
+	if invert {
+		for i, v := range plane {
+			plane[i] = 1 - v
+		}
+	}
+	out := make([]float32, height*width)
+	resizeArea(out, plane, 1, ih, iw, height, width)
 	return out, nil
 }

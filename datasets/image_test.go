@@ -338,3 +338,77 @@ func TestDecodePixelBudget(t *testing.T) {
 		t.Fatalf("%d pixels still held after failed decodes", h)
 	}
 }
+
+// FuzzDecodeReaderImage drives DecodeReaderImage, every reader's
+// preparation, with arbitrary bytes: it must fail cleanly or return
+// channels×height×width values in [0, 1].
+func FuzzDecodeReaderImage(f *testing.F) {
+	f.Add(pngGrey(f, 5, 3, func(x, y int) uint8 { return uint8(40 * x) }))
+	f.Add(pngRGBA(f, 4, 4, func(x, y int) color.NRGBA { return color.NRGBA{uint8(x * 60), uint8(y * 60), 9, uint8(200 + x)} }))
+	f.Add(jpegFlat(f, 9, 7, color.RGBA{10, 200, 30, 255}))
+	f.Add(gifBytes(f))
+	f.Add([]byte{0xff, 0xd8, 0xff})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 1<<16 {
+			return
+		}
+		for _, reader := range []string{"miniimagenet", "omniglot", "imagefolder", "covid-ct", "mnist"} {
+			for _, c := range []int{1, 3} {
+				for _, invert := range []bool{false, true} {
+					out, err := DecodeReaderImage(data, reader, c, 4, 5, invert)
+					if err != nil {
+						if out != nil {
+							t.Fatalf("%s: values returned with an error", reader)
+						}
+						continue
+					}
+					if len(out) != c*4*5 {
+						t.Fatalf("%s %d channels: %d values", reader, c, len(out))
+					}
+					for _, v := range out {
+						if !(v >= -1e-6 && v <= 1+1e-6) {
+							t.Fatalf("%s: value %g outside [0, 1]", reader, v)
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// DecodeReaderImage gives a miniImageNet colour image the reader's sample
+// bit for bit — RGB and grey (Dataset.Grey of the stretched planes) — and
+// refuses what no reader makes, in one line.
+func TestDecodeReaderImageMiniImageNet(t *testing.T) {
+	data := pngRGBA(t, 9, 7, func(x, y int) color.NRGBA { return color.NRGBA{uint8(x * 27), uint8(y * 31), uint8(x * y), 255} })
+	rgb, err := toRGB(data, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Dataset{Name: "t", Shape: []int{3, 4, 4}, Classes: []string{"a"}, Labels: []int{0}, X: rgb}
+	g, err := d.Grey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, want := range map[int][]float32{3: rgb, 1: g.X} {
+		got, err := DecodeReaderImage(data, "miniimagenet", c, 4, 4, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range want {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+				t.Fatalf("%d channels, value %d: %v, reader %v", c, j, got[j], want[j])
+			}
+		}
+	}
+	for name, call := range map[string]func() error{
+		"2 channels":         func() error { _, err := DecodeReaderImage(data, "mnist", 2, 4, 4, false); return err },
+		"imagefolder invert": func() error { _, err := DecodeReaderImage(data, "imagefolder", 1, 4, 4, true); return err },
+		"omniglot RGB":       func() error { _, err := DecodeReaderImage(data, "omniglot", 3, 4, 4, false); return err },
+		"not an image":       func() error { _, err := DecodeReaderImage([]byte("notes"), "miniimagenet", 1, 4, 4, false); return err },
+	} {
+		if err := call(); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

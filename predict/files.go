@@ -564,7 +564,9 @@ func ExpandImages(paths []string) ([]string, error) {
 const MinImageFraction = 0.5
 
 // imageSamples decodes image files (see Inputs.Images), in parallel, each
-// failing alone.
+// failing alone, as the model's reader prepared its own files
+// (datasets.DecodeReaderImage), inverted as invert says (nil: as the
+// reader did).
 func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 	shape, err := m.inputShape()
 	if err != nil {
@@ -577,17 +579,21 @@ func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 	if c != 1 && c != 3 {
 		return nil, fmt.Errorf("%w: the model takes %d-channel images; only 1 (grey) or 3 (RGB) can be made from image files", ErrInput, c)
 	}
-	s := ImageSettings{Channels: c, Height: h, Width: w, Invert: m.Settings.Dataset == "omniglot"}
-	if invert != nil {
-		s.Invert = *invert
+	// The reader whose preparation new images get: the recorded one, else
+	// (exports written before it was recorded) the data set's.
+	reader := m.Settings.Dataset
+	if in := m.Settings.Input; in != nil && in.Reader != "" {
+		reader = in.Reader
 	}
-	folder := false // the image-folder reader's Catmull-Rom resampling, not area averaging
-	if in := m.Settings.Input; in != nil && (in.Reader == "imagefolder" || in.Reader == "npy") {
-		folder = true
+	inv := reader == "omniglot"
+	if invert != nil {
+		inv = *invert
+	}
+	if reader == "imagefolder" || reader == "npy" {
 		// Those readers never invert: the model knows one polarity only,
 		// the images' own.
 		if invert != nil {
-			return nil, fmt.Errorf("-invert applies to models of the built-in image data sets (whose readers fix the polarity, Omniglot's inverted); this model was trained on %s images, taken as they are, so new images are too", in.Reader)
+			return nil, fmt.Errorf("-invert applies to models of the built-in image data sets (whose readers fix the polarity, Omniglot's inverted); this model was trained on %s images, taken as they are, so new images are too", reader)
 		}
 	}
 	files, err := ExpandImages(paths)
@@ -609,11 +615,10 @@ func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 				(float64(cfg.Width) < MinImageFraction*float64(w) || float64(cfg.Height) < MinImageFraction*float64(h)) {
 				out[i].warning = fmt.Sprintf("%s is %d×%d, the model takes %d×%d: stretched more than %.0f×", path, cfg.Width, cfg.Height, w, h, 1/MinImageFraction)
 			}
-			if folder {
-				out[i].x, err = datasets.DecodeFolderImage(data, c, h, w)
-			} else {
-				out[i].x, err = Image(data, s)
-			}
+			// The reader's own preparation, bit for bit (miniImageNet:
+			// RGB stretched, then luma; Omniglot: inverted before
+			// stretching; image folders: Catmull-Rom resampling).
+			out[i].x, err = datasets.DecodeReaderImage(data, reader, c, h, w, inv)
 		}
 		if err != nil {
 			out[i].err = fmt.Errorf("%s: %w", path, err)

@@ -1,9 +1,11 @@
 package predict
 
-// Image preprocessing for new inputs: datasets.DecodeImage, the readers' own
-// decoding and resizing, so that a file gives the same sample here as through
-// the matching reader (the tests check that against datasets.ReadCOVIDCT and
-// datasets.ReadMiniImageNet), plus Omniglot's inversion.
+// Image preprocessing for new inputs. PredictFiles and FitFolder prepare
+// image files with datasets.DecodeReaderImage, the preparation of the
+// model's own reader, so that a file gives bit for bit the sample the
+// reader would give it (TestImagesPreparedAsReader: miniImageNet RGB and
+// grey, Omniglot in both polarities). Image is the generic preparation
+// (datasets.DecodeImage, then Omniglot-style inversion when asked).
 
 import (
 	"fmt"
