@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
@@ -153,15 +154,43 @@ func (e *Embedding) Fit(x []float32, n int, labels []int, names []string) (*Mode
 	return NewModel(e.net, emb, n, d, labels, res.P, names, s)
 }
 
+// SupportOptions say how FitFolder reads a support folder.
+type SupportOptions struct {
+	// Invert overrides the polarity of the support images as
+	// Inputs.Invert does for queries (nil: the reader's, inverted for
+	// Omniglot). The Model returned prepares its query images the same
+	// way: PredictFiles refuses a different Inputs.Invert.
+	Invert *bool
+	// Classes are the class folders' names in label order: the order of
+	// the Model's classes (and of the probability columns), which decides
+	// class ties — every method breaks an exact tie of votes towards the
+	// lowest class index (drknn after the count of neighbours). nil: the
+	// folders sorted by name. To reproduce a transfer run's predictions on
+	// one of its tasks give that task's drawn order, recorded in the run's
+	// results.json as episodes[t].class_names. Every class folder must be
+	// named exactly once.
+	Classes []string
+}
+
 // FitFolder is Fit on a support folder: one sub-folder per class, named
-// by the class, holding its images (decoded by content and prepared
-// exactly as the training images were, like PredictFiles' images).
-// Classes are sorted by name; hidden entries (".x", "__MACOSX") are
-// skipped; any other file must be an image.
-func (e *Embedding) FitFolder(dir string) (*Model, error) {
-	classes, err := listEntries(dir, true)
+// by the class, holding its images, read with the image-folder reader's
+// file rule (ExpandImages: nested folders belong to their class; hidden
+// entries (".x", "__MACOSX") and files that are not images — a notes.txt
+// — are skipped; a file named as an image must decode; files beside the
+// class folders are skipped, as the reader skips them). The images are
+// decoded by content and prepared exactly as the training images were and
+// as PredictFiles prepares queries, with the polarity o.Invert chooses.
+// Classes are sorted by name unless o.Classes orders them; within a class,
+// files are in the reader's natural order.
+func (e *Embedding) FitFolder(dir string, o SupportOptions) (*Model, error) {
+	classes, err := classFolders(dir)
 	if err != nil {
 		return nil, err
+	}
+	if o.Classes != nil {
+		if classes, err = orderClasses(dir, classes, o.Classes); err != nil {
+			return nil, err
+		}
 	}
 	if len(classes) < 2 {
 		return nil, fmt.Errorf("%w: support folder %s has %d class folder; a classifier needs at least 2", ErrInput, dir, len(classes))
@@ -169,18 +198,21 @@ func (e *Embedding) FitFolder(dir string) (*Model, error) {
 	var paths []string
 	var labels []int
 	for c, name := range classes {
-		files, err := listEntries(filepath.Join(dir, name), false)
+		files, err := ExpandImages([]string{filepath.Join(dir, name) + string(filepath.Separator)})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: support set: %w", ErrInput, err)
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%w: support set: class folder %s holds no image files", ErrInput, filepath.Join(dir, name))
 		}
 		for _, f := range files {
-			paths = append(paths, filepath.Join(dir, name, f))
+			paths = append(paths, filepath.Clean(f))
 			labels = append(labels, c)
 		}
 	}
 	// A model shell with the embedding's preprocessing reads the images.
 	shell := &Model{net: e.net, Settings: Settings{Dataset: e.Settings.Dataset, Input: e.Settings.Input}}
-	samples, err := shell.imageSamples(paths, nil)
+	samples, err := shell.imageSamples(paths, o.Invert)
 	if err != nil {
 		return nil, err
 	}
@@ -191,13 +223,21 @@ func (e *Embedding) FitFolder(dir string) (*Model, error) {
 		}
 		x = append(x, sm.x...)
 	}
-	return e.Fit(x, len(labels), labels, classes)
+	m, err := e.Fit(x, len(labels), labels, classes)
+	if err != nil {
+		return nil, err
+	}
+	if o.Invert != nil {
+		v := *o.Invert
+		m.imageInvert = &v
+	}
+	return m, nil
 }
 
-// listEntries lists the folders (dirs) or the files of dir, sorted,
-// skipping hidden entries; an entry of the other kind, or none at all, is
-// an error.
-func listEntries(dir string, dirs bool) ([]string, error) {
+// classFolders lists the class folders of a support folder, sorted:
+// its sub-folders (or links to folders) that are not hidden; files beside
+// them are skipped, as the image-folder reader skips them.
+func classFolders(dir string) ([]string, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: support set: %w", ErrInput, err)
@@ -205,27 +245,44 @@ func listEntries(dir string, dirs bool) ([]string, error) {
 	var out []string
 	for _, en := range ents {
 		name := en.Name()
-		if strings.HasPrefix(name, ".") || name == "__MACOSX" {
+		if datasets.SkipName(name) {
 			continue
 		}
-		if en.IsDir() != dirs {
-			what := "a file"
-			if en.IsDir() {
-				what = "a folder"
-			}
-			return nil, fmt.Errorf("%w: support set: %s is %s; want DIR/<class>/<image files>", ErrInput, filepath.Join(dir, name), what)
+		isDir := en.IsDir()
+		if en.Type()&os.ModeSymlink != 0 {
+			fi, err := os.Stat(filepath.Join(dir, name))
+			isDir = err == nil && fi.IsDir()
 		}
-		out = append(out, name)
+		if isDir {
+			out = append(out, name)
+		}
 	}
 	if len(out) == 0 {
-		what := "no images"
-		if dirs {
-			what = "no class folders"
-		}
-		return nil, fmt.Errorf("%w: support set: %s holds %s", ErrInput, dir, what)
+		return nil, fmt.Errorf("%w: support set: %s holds no class folders; want DIR/<class>/<image files>", ErrInput, dir)
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// orderClasses returns the class folders (sorted) in the order given,
+// which must name each of them exactly once.
+func orderClasses(dir string, folders, order []string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, c := range order {
+		switch {
+		case seen[c]:
+			return nil, fmt.Errorf("%w: class order: %q is named twice", ErrInput, c)
+		case !slices.Contains(folders, c):
+			return nil, fmt.Errorf("%w: class order: %q is not a class folder of %s (its classes: %s)", ErrInput, c, dir, strings.Join(folders, ", "))
+		}
+		seen[c] = true
+	}
+	for _, c := range folders {
+		if !seen[c] {
+			return nil, fmt.Errorf("%w: class order: class folder %s is not named (give every class of %s: %s)", ErrInput, filepath.Join(dir, c), dir, strings.Join(folders, ", "))
+		}
+	}
+	return slices.Clone(order), nil
 }
 
 // ClassSplit records the classes an embedding was trained on (base),

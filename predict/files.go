@@ -566,7 +566,8 @@ const MinImageFraction = 0.5
 // imageSamples decodes image files (see Inputs.Images), in parallel, each
 // failing alone, as the model's reader prepared its own files
 // (datasets.DecodeReaderImage), inverted as invert says (nil: as the
-// reader did).
+// reader did; a model fitted on a support folder: as its support images
+// were).
 func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 	shape, err := m.inputShape()
 	if err != nil {
@@ -578,6 +579,14 @@ func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 	c, h, w := shape[0], shape[1], shape[2]
 	if c != 1 && c != 3 {
 		return nil, fmt.Errorf("%w: the model takes %d-channel images; only 1 (grey) or 3 (RGB) can be made from image files", ErrInput, c)
+	}
+	if m.imageInvert != nil {
+		// A model fitted on a support folder: its queries are prepared
+		// as its support images were.
+		if invert != nil && *invert != *m.imageInvert {
+			return nil, fmt.Errorf("-invert=%v for the queries, but the support images were prepared with -invert=%v: both must be prepared alike", *invert, *m.imageInvert)
+		}
+		invert = m.imageInvert
 	}
 	// The reader whose preparation new images get: the recorded one, else
 	// (exports written before it was recorded) the data set's.

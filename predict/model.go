@@ -67,6 +67,10 @@ type Model struct {
 
 	net     *model.Net
 	loadNet func() (*model.Net, error) // reads the network on first use (exports)
+	// imageInvert is the polarity the support images of a model fitted
+	// by FitFolder were given when chosen explicitly (nil: the reader's);
+	// query images get the same.
+	imageInvert *bool
 }
 
 // NewModel checks and assembles a model in memory. net may be nil for a

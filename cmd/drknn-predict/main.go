@@ -4,6 +4,7 @@
 //	drknn-predict -model DIR (-images PATH… | -csv FILE | -npy X.npy | -embeddings Q.npy)
 //	              [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing]
 //	              [-format csv|text|json] [-out FILE] [-invert=true|false]
+//	drknn-predict -model DIR -support DIR [-classes A,B,…] (-images PATH… | …) […]
 //
 // Inputs are prepared as the model's training samples were (predict.Model
 // PredictFiles: image files and folders, CSV columns by header name, .npy
@@ -18,7 +19,13 @@
 // (protocol transfer, RUN/export) and DIR a new task's support set, one
 // sub-folder of images per class: the support images are embedded, the
 // LFD is solved on them and the inputs are classified among DIR's classes
-// (predict.LoadEmbedding, Embedding.FitFolder).
+// (predict.LoadEmbedding, Embedding.FitFolder). Support and query images
+// are prepared alike (-invert applies to both) and listed by the same rule
+// as -images folders (the image-folder reader's: hidden and non-image
+// files skipped). Classes are the support folder's sub-folders sorted by
+// name, or in the order -classes gives; class ties go to the lowest
+// index, so a transfer run's predictions on its task t are reproduced
+// with -classes set to results.json's episodes[t].class_names.
 package main
 
 import (
@@ -35,7 +42,7 @@ import (
 	"github.com/drknn/drknn/predict"
 )
 
-const usage = "usage: drknn-predict -model DIR [-support DIR] (-images PATH… | -csv FILE | -npy X.npy | -embeddings Q.npy) [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing] [-format csv|text|json] [-out FILE]"
+const usage = "usage: drknn-predict -model DIR [-support DIR [-classes A,B,…]] (-images PATH… | -csv FILE | -npy X.npy | -embeddings Q.npy) [-k K] [-method drknn|drknn_truncated|embedding_knn|kernel_smoothing] [-format csv|text|json] [-out FILE]"
 
 func main() { cli.Main("drknn-predict", run) }
 
@@ -63,6 +70,7 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&dir, "export", "", "the same as -model")
 	image := fs.String("images", "", "image file or folder to classify (more may follow the flags)")
 	support := fs.String("support", "", "a new task's support set, DIR/<class>/<images>, for an embedding exported by a transfer run (-model)")
+	classes := fs.String("classes", "", "with -support: the class folders' names in label order, comma-separated (default: sorted by name); class ties go to the lowest index, so a transfer run's task t is reproduced with its order, results.json episodes[t].class_names")
 	var in predict.Inputs
 	fs.StringVar(&in.CSV, "csv", "", "CSV of feature rows to classify")
 	fs.StringVar(&in.CSV, "features", "", "the same as -csv")
@@ -110,13 +118,25 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	if err := in.Check(); err != nil {
 		return fmt.Errorf("%v; %s", err, usage)
 	}
+	var order []string
+	if *classes != "" {
+		if *support == "" {
+			return fmt.Errorf("-classes orders the class folders of -support, which is not given; %s", usage)
+		}
+		for _, c := range strings.Split(*classes, ",") {
+			if c = strings.TrimSpace(c); c == "" {
+				return fmt.Errorf("-classes %q: an empty class name", *classes)
+			}
+			order = append(order, c)
+		}
+	}
 	var m *predict.Model
 	if *support != "" {
 		e, err := predict.LoadEmbedding(dir)
 		if err != nil {
 			return err
 		}
-		if m, err = e.FitFolder(*support); err != nil {
+		if m, err = e.FitFolder(*support, predict.SupportOptions{Invert: in.Invert, Classes: order}); err != nil {
 			return err
 		}
 	} else {

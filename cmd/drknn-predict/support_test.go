@@ -127,7 +127,7 @@ eval: {k: 3, methods: [drknn, nearest_centroid]}
 	// The Go API gives the same rows.
 	e, err := predict.LoadEmbedding(export)
 	check(t, err)
-	m, err := e.FitFolder(support)
+	m, err := e.FitFolder(support, predict.SupportOptions{})
 	check(t, err)
 	if !slices.Equal(m.Classes(), []string{"place4", "place5"}) {
 		t.Fatalf("classes %v", m.Classes())
