@@ -664,7 +664,7 @@ func DecodeReaderImage(data []byte, dataset string, channels, height, width int,
 		if channels != 1 {
 			return nil, fmt.Errorf("omniglot images have one channel, not %d", channels)
 		}
-		return omniglotImage(data, height, width, invert)
+		return omniglotImage(data, height, width, invert, false)
 	case "miniimagenet":
 		if out, err = toRGBShape(data, height, width); err != nil {
 			return nil, err
@@ -691,8 +691,9 @@ func DecodeReaderImage(data []byte, dataset string, channels, height, width int,
 }
 
 // omniglotImage is ReadOmniglot's preparation of one drawing: luma at full
-// resolution, 1 − v when invert, area-averaged to height×width.
-func omniglotImage(data []byte, height, width int, invert bool) ([]float32, error) {
+// resolution, 1 − v when invert, area-averaged to height×width — or, when
+// native, the drawing as it is, which must then be height×width.
+func omniglotImage(data []byte, height, width int, invert, native bool) ([]float32, error) {
 	img, release, err := decodeImage(data, MaxImagePixels)
 	if err != nil {
 		return nil, err
@@ -703,6 +704,12 @@ func omniglotImage(data []byte, height, width int, invert bool) ([]float32, erro
 		for i, v := range plane {
 			plane[i] = 1 - v
 		}
+	}
+	if native {
+		if ih != height || iw != width {
+			return nil, fmt.Errorf("drawing is %d×%d, want %d×%d (set a Size to resize)", iw, ih, width, height)
+		}
+		return plane, nil
 	}
 	out := make([]float32, height*width)
 	resizeArea(out, plane, 1, ih, iw, height, width)

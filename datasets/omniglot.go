@@ -124,28 +124,7 @@ func ReadOmniglot(dir string, opts OmniglotOptions) (*Dataset, error) {
 		h, w = OmniglotNativeSize, OmniglotNativeSize
 	}
 	invert := !opts.RawPolarity
-	convert := func(data []byte) ([]float32, error) {
-		img, release, err := decodeImage(data, MaxImagePixels)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
-		plane, ih, iw := greyPlane(img)
-		if invert {
-			for i, v := range plane {
-				plane[i] = 1 - v
-			}
-		}
-		if size == 0 {
-			if ih != h || iw != w {
-				return nil, fmt.Errorf("drawing is %d×%d, want %d×%d (set a Size to resize)", iw, ih, w, h)
-			}
-			return plane, nil
-		}
-		out := make([]float32, h*w)
-		resizeArea(out, plane, 1, ih, iw, h, w)
-		return out, nil
-	}
+	convert := func(data []byte) ([]float32, error) { return omniglotImage(data, h, w, invert, size == 0) }
 	d, err := decodeItems("omniglot", dir, []int{1, h, w}, classes, items, convert)
 	if err != nil {
 		return nil, fmt.Errorf("omniglot: %w", err)
