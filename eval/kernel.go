@@ -53,11 +53,21 @@ func (c *KernelSmoothing) Fit(x []float64, n, d int, y []int, m int) error {
 	}
 	c.h = c.H
 	if c.h == 0 {
-		c.h = MedianDistance(x, n, d)
+		c.h, _ = MedianDistance(x, n, d) // x is n×d: checked by fit
 		if math.IsInf(c.h, 0) {
 			c.base, c.logp = knnBase{}, nil
 			return fmt.Errorf("eval: kernel bandwidth: the median distance between training points overflows float64; set the bandwidth explicitly")
 		}
+	}
+	if 2*c.h*c.h < math.SmallestNonzeroFloat64*(1<<52) {
+		// 1/(2h²) would overflow (or be rounded far off): every kernel
+		// weight would come out 0 or NaN and the votes uniform.
+		h := c.h
+		c.base, c.logp, c.h = knnBase{}, nil, 0
+		if c.H == 0 {
+			return fmt.Errorf("eval: kernel bandwidth: the median distance between training points is %g, too small for float64's squared distances (2h² < 2.2e-308); rescale the features", h)
+		}
+		return fmt.Errorf("eval: kernel bandwidth h = %g is too small for float64 (2h² < 2.2e-308); use a larger bandwidth or rescale the features", h)
 	}
 	return nil
 }
@@ -67,9 +77,13 @@ func (c *KernelSmoothing) Bandwidth() float64 { return c.h }
 
 // MedianDistance returns the median Euclidean distance over the n(n−1)/2
 // distinct pairs of rows of x (n×d), or 1 when n < 2 or the median is 0.
-func MedianDistance(x []float64, n, d int) float64 {
+// x must hold n·d values (n ≥ 0, d ≥ 1); otherwise it returns an error.
+func MedianDistance(x []float64, n, d int) (float64, error) {
+	if n < 0 || d < 1 || n > 0 && n > math.MaxInt/d || len(x) != n*d {
+		return 0, fmt.Errorf("eval: median distance of %d values as %d rows of %d", len(x), n, d)
+	}
 	if n < 2 {
-		return 1
+		return 1, nil
 	}
 	ds := make([]float64, 0, n*(n-1)/2)
 	for i := 0; i < n; i++ {
@@ -84,9 +98,9 @@ func MedianDistance(x []float64, n, d int) float64 {
 		med = (ds[l/2-1] + ds[l/2]) / 2
 	}
 	if med == 0 {
-		return 1
+		return 1, nil
 	}
-	return med
+	return med, nil
 }
 
 // logVotes writes l_m = log Σ_i P_m(i) exp(−sq_i/(2h²)) for each class.

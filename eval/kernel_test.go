@@ -88,14 +88,14 @@ func TestKernelSmoothingUnderflow(t *testing.T) {
 
 func TestKernelBandwidth(t *testing.T) {
 	x := []float64{0, 1, 3}
-	if m := MedianDistance(x, 3, 1); m != 2 {
+	if m, _ := MedianDistance(x, 3, 1); m != 2 {
 		t.Fatalf("median distance %v, want 2", m)
 	}
 	// Pairs 1 3 7 2 6 4 → sorted 1 2 3 4 6 7 → median (3+4)/2.
-	if m := MedianDistance([]float64{0, 1, 3, 7}, 4, 1); m != 3.5 {
+	if m, _ := MedianDistance([]float64{0, 1, 3, 7}, 4, 1); m != 3.5 {
 		t.Fatalf("median distance %v, want 3.5", m)
 	}
-	if m := MedianDistance([]float64{2, 2}, 2, 1); m != 1 {
+	if m, _ := MedianDistance([]float64{2, 2}, 2, 1); m != 1 {
 		t.Fatalf("median of coincident points %v, want fallback 1", m)
 	}
 	c := &KernelSmoothing{P: []float64{0.5, 0.5, 0, 0, 0, 1}}

@@ -42,7 +42,10 @@ func (Manhattan) Distance(a, b []float64) float64 {
 // Cosine is 1 − cos∠(a, b); a zero vector is at distance 1 from everything.
 type Cosine struct{}
 
-// Distance returns 1 − a·b / (‖a‖‖b‖).
+// Distance returns 1 − a·b / (‖a‖‖b‖). Vectors whose squared norms or
+// product leave float64's normal range (coordinates beyond about 1e154 or
+// below about 1e-154) are first scaled by their largest coordinate, which
+// leaves the angle as it is.
 func (Cosine) Distance(a, b []float64) float64 {
 	var ab, aa, bb float64
 	for i, v := range a {
@@ -50,8 +53,29 @@ func (Cosine) Distance(a, b []float64) float64 {
 		aa += v * v
 		bb += b[i] * b[i]
 	}
-	if aa == 0 || bb == 0 {
+	if p := aa * bb; p < math.SmallestNonzeroFloat64*(1<<52) || math.IsInf(p, 0) || math.IsInf(ab, 0) {
+		return cosineScaled(a, b)
+	}
+	return 1 - ab/math.Sqrt(aa*bb)
+}
+
+// cosineScaled is Cosine's distance with a and b divided by their largest
+// absolute coordinates: a zero vector is at distance 1.
+func cosineScaled(a, b []float64) float64 {
+	var sa, sb float64
+	for i, v := range a {
+		sa = math.Max(sa, math.Abs(v))
+		sb = math.Max(sb, math.Abs(b[i]))
+	}
+	if sa == 0 || sb == 0 {
 		return 1
+	}
+	var ab, aa, bb float64
+	for i, v := range a {
+		x, y := v/sa, b[i]/sb
+		ab += x * y
+		aa += x * x
+		bb += y * y
 	}
 	return 1 - ab/math.Sqrt(aa*bb)
 }

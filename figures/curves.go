@@ -402,7 +402,9 @@ func sweepCharts(e *Episode, ks []int, hs []float64, kRef int, relative bool) ([
 	scale := 1.0
 	xlabel := "bandwidth h"
 	if relative {
-		scale = eval.MedianDistance(e.Train, e.N, e.D)
+		if scale, err = eval.MedianDistance(e.Train, e.N, e.D); err != nil {
+			return nil, err
+		}
 		xlabel = "bandwidth h / median training distance"
 	}
 	abs := make([]float64, len(hs))

@@ -83,7 +83,11 @@ func LFDWeights(w io.Writer, d LFDData, width, height int) error {
 	}
 	h := d.Bandwidth
 	if h == 0 {
-		h = eval.MedianDistance(d.Train, n, 2) / 4
+		med, err := eval.MedianDistance(d.Train, n, 2)
+		if err != nil {
+			return inputf("%v", err)
+		}
+		h = med / 4
 	}
 	if !(h > 0) || math.IsInf(h, 0) {
 		return inputf("bandwidth %v, want > 0", d.Bandwidth)

@@ -76,8 +76,12 @@ func makeExport(t testing.TB, cfg model.Config, dataset string, n, m, nq int) *f
 	if f.Query, err = net.Embed(f.QueryX, nq); err != nil {
 		t.Fatal(err)
 	}
+	med, err := eval.MedianDistance(f.Emb, n, f.D)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := optlayer.Solve(&optlayer.Problem{N: n, Features: f.Emb, Dim: f.D, Labels: f.Labels,
-		Theta: []float64{0.2 * eval.MedianDistance(f.Emb, n, f.D)}}, nil)
+		Theta: []float64{0.2 * med}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

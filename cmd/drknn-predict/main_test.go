@@ -63,8 +63,12 @@ func newExport(t *testing.T, cfg model.Config, dataset string, n int) *export {
 		t.Fatal(err)
 	}
 	d := net.Dim()
+	med, err := eval.MedianDistance(emb, n, d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	res, err := optlayer.Solve(&optlayer.Problem{N: n, Features: emb, Dim: d, Labels: labels,
-		Theta: []float64{0.1 * eval.MedianDistance(emb, n, d)}}, nil)
+		Theta: []float64{0.1 * med}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
