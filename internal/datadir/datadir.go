@@ -15,7 +15,10 @@ const EnvVar = "DRKNN_DATA"
 
 // Dir returns the data folder: $DRKNN_DATA if set, else ../shared/data
 // relative to the nearest ancestor of the working directory that holds
-// go.mod. It does not check that the folder exists; see Require.
+// go.mod, else (outside a module: an installed command run elsewhere)
+// ../shared/data relative to the working directory — as an absolute path,
+// so that a message about it names the folder that was looked at. It does
+// not check that the folder exists; see Require.
 func Dir() string {
 	if d := os.Getenv(EnvVar); d != "" {
 		return d
@@ -29,7 +32,7 @@ func Dir() string {
 			return filepath.Join(filepath.Dir(d), "shared", "data")
 		}
 		if filepath.Dir(d) == d {
-			return filepath.Join("..", "shared", "data")
+			return filepath.Join(filepath.Dir(wd), "shared", "data")
 		}
 	}
 }

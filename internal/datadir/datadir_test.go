@@ -50,3 +50,25 @@ func TestDefaultBesideModule(t *testing.T) {
 		t.Fatal("Require of an absent file returned no error")
 	}
 }
+
+// Outside a module (an installed command run elsewhere) Dir is
+// ../shared/data beside the working directory, as an absolute path: a
+// message about a missing folder names where it looked, not "../shared/data".
+func TestDefaultOutsideModule(t *testing.T) {
+	t.Setenv(EnvVar, "")
+	wd := filepath.Join(t.TempDir(), "work")
+	if err := os.Mkdir(wd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(wd)
+	wd, _ = os.Getwd()
+	for d := wd; filepath.Dir(d) != d; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(d), "go.mod")); err == nil {
+			t.Skipf("the temporary folder %s is inside a module", wd)
+		}
+	}
+	got := Dir()
+	if want := filepath.Join(filepath.Dir(wd), "shared", "data"); got != want || !filepath.IsAbs(got) {
+		t.Fatalf("Dir() = %q outside a module, want %q", got, want)
+	}
+}
