@@ -235,15 +235,23 @@ func treeFiles(root string, depth int) ([]string, error) {
 	return out, nil
 }
 
-// FetchAll fetches every set in turn (see Fetch), stopping at the first
-// failure.
+// FetchAll fetches every set in turn (see Fetch). A set that fails is
+// reported and the others are still fetched: the error joins one error per
+// failed set, each naming it. Only a cancelled ctx stops it early.
 func FetchAll(ctx context.Context, sets []FetchSet, opts FetchOptions) error {
+	var errs []error
 	for _, s := range sets {
 		if err := Fetch(ctx, s, opts); err != nil {
-			return err
+			if !strings.HasPrefix(err.Error(), s.Name+":") {
+				err = fmt.Errorf("%s: %w", s.Name, err)
+			}
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // fetchTops lists the top-level folders of the built-in sets ("mnist/", …).
