@@ -255,8 +255,10 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 			return nil, err
 		}
 		if !opts.KeepCheckpoints { // the export holds the weights (Options.KeepCheckpoints)
-			if err := os.Remove(filepath.Join(opts.OutDir, "checkpoint.bin")); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, err
+			for _, name := range []string{"checkpoint.bin", "settings.json"} { // settings.json: the checkpoint's (Checkpointing.Settings)
+				if err := os.Remove(filepath.Join(opts.OutDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -325,8 +327,12 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 	}
 	n := len(trainIdx)
 	ts := cfg.TrainSettings(theta, cfg.Seed, n)
+	digest := dataDigest(e.Train, e.TrainLabels)
 	ck := Checkpointing{Resume: opts.Resume, Every: cfg.Train.CheckpointEvery,
-		Key: fmt.Sprintf("fit|%s|n %d|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, n, cfg.Seed, theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, e.Train, e.TrainLabels))}
+		Key: fmt.Sprintf("fit|%s|n %d|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, n, cfg.Seed, theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, digest)),
+		Settings: runSettings{Dataset: cfg.Dataset, Seed: cfg.Seed, Theta: theta, Model: cfg.Model, Train: keyTrain(cfg.Train),
+			Protocol: cfg.Protocol, Data: cfg.Data, TrainingData: digest},
+		Covers: runCovers}
 	if opts.OutDir != "" {
 		ck.Path = filepath.Join(opts.OutDir, "checkpoint.bin")
 	}

@@ -209,7 +209,36 @@ type Checkpointing struct {
 	// cost at most 1/CheckpointCostRatio of the training time and a kill
 	// loses at most that much training. Ctrl-C always saves.
 	Every int
+	// Settings (optional) are what Key holds, as a value that marshals to
+	// JSON: written to settings.json beside Path with the first checkpoint,
+	// so that a resume whose key differs names the keys that changed
+	// (train.lr 0.01 there, 0.02 now) instead of printing the two keys.
+	// Covers says, for a checkpoint without settings.json (written before
+	// it existed), what the key covers.
+	Settings any
+	Covers   string
 }
+
+// runSettings are the settings the checkpoint key of an episodes repeat or
+// a fit run holds (Checkpointing.Settings).
+type runSettings struct {
+	Dataset  string      `json:"dataset"`
+	Ways     int         `json:"ways,omitempty"`  // episodes
+	Shots    int         `json:"shots,omitempty"` // episodes
+	Seed     int64       `json:"seed"`
+	Theta    []float64   `json:"theta"`
+	Model    ModelConfig `json:"model"`
+	Train    TrainConfig `json:"train"` // keyTrain's
+	Protocol string      `json:"protocol"`
+	Data     DataConfig  `json:"data"`
+	// TrainingData is the samples trained on: their number, shape and
+	// digest (dataDigest).
+	TrainingData string `json:"training_data"`
+}
+
+// runCovers is what the checkpoint key of an episodes repeat or a fit run
+// covers, for a checkpoint without settings.json.
+const runCovers = "dataset, ways, shots, seed, the radii, model, train, protocol, data and the training samples"
 
 // CheckpointCostRatio is the automatic checkpoint period in units of a
 // checkpoint's write time: 50, i.e. checkpoints cost ≤ 2% of training.
@@ -253,22 +282,48 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 		return nil, nil, err
 	}
 	defer tr.Close()
+	wroteSettings := false
+	writeSettings := func() error {
+		if ck.Settings != nil && !wroteSettings {
+			if err := writeJSON(settingsPath(ck.Path), ck.Settings); err != nil {
+				return err
+			}
+			wroteSettings = true
+		}
+		return nil
+	}
 	if ck.Resume && ck.Path != "" {
 		if _, err := os.Stat(ck.Path); err == nil {
 			if err := tr.Resume(ck.Path, ck.Key); err != nil {
 				if errors.Is(err, train.ErrCheckpointMismatch) {
-					err = configErr(err) // a run folder of another config: exit 2, as a bad config
+					// a run folder of another config: exit 2, as a bad config
+					if ck.Settings != nil {
+						err = checkpointMismatch(ck.Path, ck.Settings, ck.Covers)
+					} else {
+						err = configErr(err)
+					}
 				}
 				return nil, nil, err
 			}
+			// the key matched: a checkpoint from before settings.json
+			// gets one now, even when it is finished and never saved again
+			if err := writeSettings(); err != nil {
+				return nil, nil, err
+			}
 		}
+	}
+	save := func() error {
+		if err := writeSettings(); err != nil {
+			return err
+		}
+		return tr.SaveCheckpoint(ck.Path, ck.Key)
 	}
 	saved := tr.StepsDone()
 	cost, last := checkpointCostEstimate(net), time.Now()
 	for !tr.Done() {
 		if err := ctx.Err(); err != nil {
 			if ck.Path != "" && tr.StepsDone() > saved {
-				if err := tr.SaveCheckpoint(ck.Path, ck.Key); err != nil {
+				if err := save(); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -287,7 +342,7 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 		}
 		if ck.Path != "" && due {
 			t0 := time.Now()
-			if err := tr.SaveCheckpoint(ck.Path, ck.Key); err != nil {
+			if err := save(); err != nil {
 				return nil, nil, err
 			}
 			cost, last, saved = time.Since(t0), time.Now(), tr.StepsDone()
@@ -387,8 +442,12 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	}
 	rep.Record.Theta = rep.Theta
 
+	digest := dataDigest(ep.Train, ep.TrainLabels)
 	ck := Checkpointing{Resume: o.Resume, Every: cfg.Train.CheckpointEvery,
-		Key: fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, ep.Train, ep.TrainLabels))}
+		Key: fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, digest)),
+		Settings: runSettings{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Seed: ep.Seed, Theta: rep.Theta, Model: cfg.Model,
+			Train: keyTrain(cfg.Train), Protocol: cfg.Protocol, Data: cfg.Data, TrainingData: digest},
+		Covers: runCovers}
 	if o.Dir != "" {
 		if err := os.MkdirAll(filepath.Join(o.Dir, "export"), 0o755); err != nil {
 			return nil, err
@@ -702,12 +761,18 @@ func keyTrain(t TrainConfig) TrainConfig {
 }
 
 // dataKey is the part of a training checkpoint's key that names its data:
-// the protocol, the data settings and a digest (FNV-64a) of the training
-// samples as trained on — after imputation and standardisation — and of
-// their labels. Without it -resume continued a training on other data
+// the protocol, the data settings and the digest of the training samples
+// (dataDigest). Without it -resume continued a training on other data
 // (another data.standardize, data.synthetic or data_dir) and recorded the
 // new config for the mixed run.
-func dataKey(cfg Config, train *datasets.Dataset, labels []int) string {
+func dataKey(cfg Config, digest string) string {
+	return fmt.Sprintf("protocol %q|%+v|data %s", cfg.Protocol, cfg.Data, digest)
+}
+
+// dataDigest names the training samples as trained on — after imputation
+// and standardisation — with their labels: their number, shape and a
+// digest (FNV-64a) of both.
+func dataDigest(train *datasets.Dataset, labels []int) string {
 	h := fnv.New64a()
 	buf := make([]byte, 0, 4096)
 	flush := func() {
@@ -727,5 +792,5 @@ func dataKey(cfg Config, train *datasets.Dataset, labels []int) string {
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(l))
 	}
 	flush()
-	return fmt.Sprintf("protocol %q|%+v|data %d×%v %016x", cfg.Protocol, cfg.Data, train.Len(), train.Shape, h.Sum64())
+	return fmt.Sprintf("%d×%v %016x", train.Len(), train.Shape, h.Sum64())
 }

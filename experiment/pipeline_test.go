@@ -122,14 +122,16 @@ func TestCancelKeepsCheckpointAndResumes(t *testing.T) {
 
 	// Resuming with other data settings (the checkpoint key holds them and
 	// a digest of the training samples) is refused, the checkpoint kept.
-	for _, change := range []func(*Config){
-		func(c *Config) { c.Data.Standardize = "sample" },
-		func(c *Config) { c.Data.Synthetic = 7 },
+	// The refusal names the key that changed (settings.json).
+	for key, change := range map[string]func(*Config){
+		`data.standardize "" there, sample now`: func(c *Config) { c.Data.Standardize = "sample" },
+		"data.synthetic 0 there, 7 now":         func(c *Config) { c.Data.Synthetic = 7 },
 	} {
 		other := cfg
 		change(&other)
-		if _, err := Run(t.Context(), other, Options{OutDir: dir, Resume: true}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "belongs to another run or config") {
-			t.Fatalf("resume with other data settings: %v", err)
+		if _, err := Run(t.Context(), other, Options{OutDir: dir, Resume: true}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "belongs to another run") ||
+			!strings.Contains(err.Error(), key) {
+			t.Fatalf("resume with other data settings: %v; want it to name %s", err, key)
 		}
 	}
 

@@ -350,8 +350,10 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 					continue
 				}
 				p := filepath.Join(opts.OutDir, "repeats", fmt.Sprintf("%02d", r+1), "checkpoint.bin")
-				if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-					return nil, err
+				for _, f := range []string{p, settingsPath(p)} { // settings.json: the checkpoint's (Checkpointing.Settings)
+					if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+						return nil, err
+					}
 				}
 			}
 		}

@@ -12,7 +12,7 @@ import (
 
 // runEntries are the files and folders a run writes in its folder (every
 // protocol): what -force replaces.
-var runEntries = []string{"results.json", "train.log", "repeats", "export", "checkpoint.bin", "history.json", "train"}
+var runEntries = []string{"results.json", "train.log", "repeats", "export", "checkpoint.bin", "settings.json", "history.json", "train"}
 
 // ErrRunDirInUse is wrapped by PrepareRunDir's refusal of a folder that
 // already holds files.

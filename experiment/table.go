@@ -388,8 +388,11 @@ func jsonDiff(a, b any) string {
 }
 
 // shorten keeps a value of a message short: the first 40 characters of a
-// longer one (a list of hundreds of classes), with "…".
+// longer one (a list of hundreds of classes), with "…"; an empty one is "".
 func shorten(v string) string {
+	if v == "" {
+		return `""`
+	}
 	if r := []rune(v); len(r) > 40 {
 		return string(r[:40]) + "…"
 	}

@@ -425,19 +425,26 @@ func settingsOf(cfg Config, s *datasets.TransferSplit) trainSettings {
 }
 
 // checkpointMismatch is the error of a checkpoint at path made with other
-// settings than want: the keys that differ, read from the settings.json
-// beside it (a checkpoint without one, from before it was written, gets
-// the sections the key covers).
-func checkpointMismatch(path string, want trainSettings) error {
-	diff := "its settings.json is missing; the key covers dataset, seed, data, model, train (but its steps), transfer and the class split"
-	var got trainSettings
-	if b, err := os.ReadFile(filepath.Join(filepath.Dir(path), "settings.json")); err == nil && json.Unmarshal(b, &got) == nil {
+// settings than want (what its key holds, as JSON): the keys that differ,
+// read from the settings.json beside it (jsonDiff; long values shortened).
+// A checkpoint without one, from before it was written, is refused all the
+// same, naming what the key covers.
+func checkpointMismatch(path string, want any, covers string) error {
+	diff := "its settings.json is missing; the key covers " + covers
+	var got map[string]any
+	if b, err := os.ReadFile(settingsPath(path)); err == nil && json.Unmarshal(b, &got) == nil {
 		if diff = jsonDiff(got, want); diff == "" {
 			diff = "settings.json matches, yet the key differs (a checkpoint from another version)"
 		}
 	}
 	return configErr(fmt.Errorf("resume %s: %w (%s); delete %s to train afresh, or use another output folder",
 		path, train.ErrCheckpointMismatch, diff, filepath.Dir(path)))
+}
+
+// settingsPath is the settings.json beside the checkpoint file path: the
+// settings its key holds (checkpointMismatch).
+func settingsPath(checkpoint string) string {
+	return filepath.Join(filepath.Dir(checkpoint), "settings.json")
 }
 
 func (t TransferConfig) key() string {
@@ -511,7 +518,7 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 					if errors.Is(err, train.ErrCheckpointMismatch) {
 						// a run folder of another config: exit 2, as a bad
 						// config, naming the keys that changed
-						err = checkpointMismatch(ck, settingsOf(cfg, split))
+						err = checkpointMismatch(ck, settingsOf(cfg, split), "dataset, seed, data, model, train (but its steps), transfer and the class split")
 					}
 					return nil, nil, err
 				}
@@ -537,7 +544,7 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 		if err := gob.NewEncoder(&buf).Encode(st); err != nil {
 			return err
 		}
-		if err := writeJSON(filepath.Join(o.Dir, "settings.json"), settingsOf(cfg, split)); err != nil {
+		if err := writeJSON(settingsPath(ck), settingsOf(cfg, split)); err != nil {
 			return err
 		}
 		return tr.SaveCheckpoint(ck, key, buf.Bytes())
