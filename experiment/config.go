@@ -265,13 +265,28 @@ func readConfigSource(path string) (data []byte, name string, onDisk bool, err e
 	}
 	base, ok := configs.Name(path)
 	if !ok {
-		return nil, "", false, fmt.Errorf("config: %w (and no shipped config of that name; drknn-train -list-configs shows them)", err)
+		return nil, "", false, missingConfig(path)
 	}
 	data, err = configs.Read(base)
 	if err != nil {
 		return nil, "", false, fmt.Errorf("config: %w", err)
 	}
 	return data, base + " (shipped)", false, nil
+}
+
+// missingConfig is the error of a config that is neither a file nor a
+// shipped config: a path (it holds a folder separator or ends in .yaml or
+// .yml) is a file that does not exist; a bare name is not shipped, and the
+// shipped names are listed.
+func missingConfig(path string) error {
+	shipped := strings.Join(configs.Names(), ", ")
+	switch ext := strings.ToLower(filepath.Ext(path)); {
+	case strings.ContainsAny(path, `/\`):
+		return fmt.Errorf("config: the file %s does not exist", path)
+	case ext == ".yaml" || ext == ".yml":
+		return fmt.Errorf("config: the file %s does not exist, nor is it a shipped config (shipped: %s)", path, shipped)
+	}
+	return fmt.Errorf("config: no shipped config %q, nor a file of that name (shipped: %s)", path, shipped)
 }
 
 // ParseConfig is LoadConfig on bytes; name is used in error messages.

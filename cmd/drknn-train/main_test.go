@@ -105,8 +105,35 @@ func TestShippedConfigFromAnyDirectory(t *testing.T) {
 		t.Fatalf("file on disk: exit %d %s, dataset %q", code, se, res.Dataset)
 	}
 	code, _, se = runCmd(t.Context(), "-config", "mnsit.yaml")
-	if code != 2 || !strings.Contains(se, "mnsit.yaml") || !strings.Contains(se, "-list-configs") {
+	if code != 2 || !strings.Contains(se, "mnsit.yaml does not exist") || !strings.Contains(se, "shipped: ") || !strings.Contains(se, "mnist.yaml") {
 		t.Fatalf("unknown name: exit %d, %q", code, se)
+	}
+}
+
+// TestMissingConfig: a -config that looks like a path (a folder separator,
+// or .yaml / .yml) and does not exist is refused saying that file does not
+// exist — it said "no shipped config of that name" of mine/mnist.yaml —
+// and a bare name that is not shipped lists the shipped names; exit 2, one
+// line, before any work.
+func TestMissingConfig(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for cfg, want := range map[string][]string{
+		filepath.Join("mine", "mnist.yaml"): {"the file " + filepath.Join("mine", "mnist.yaml") + " does not exist"},
+		"mine/other.yml":                    {"the file mine/other.yml does not exist"},
+		"nope.yaml":                         {"the file nope.yaml does not exist", "shipped: ", "synthetic.yaml"},
+		"mnst":                              {`no shipped config "mnst"`, "shipped: ", "mnist.yaml", "synthetic.yaml"},
+	} {
+		code, so, se := runCmd(t.Context(), "-config", cfg, "-out", "run")
+		ok := code == 2 && so == "" && strings.Count(se, "\n") == 1
+		for _, w := range want {
+			ok = ok && strings.Contains(se, w)
+		}
+		if !ok || (strings.Contains(cfg, "mine") && strings.Contains(se, "shipped")) {
+			t.Errorf("-config %s: exit %d stdout %q stderr %q; want %q", cfg, code, so, se, want)
+		}
+		if _, err := os.Stat("run"); err == nil {
+			t.Fatalf("-config %s: made the run folder", cfg)
+		}
 	}
 }
 
