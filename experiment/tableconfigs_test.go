@@ -118,3 +118,49 @@ func TestTableProtocolFixed(t *testing.T) {
 		t.Errorf("a fit config in the -configs folder: %v", err)
 	}
 }
+
+// TestTransferTableConfigFolderNeverMixed: RunTransferTable itself (the
+// library function, not only drknn-table) reads every cell's config from
+// one folder, as RunTable: a configs/ folder holding omniglot-transfer.yaml
+// only, for cells of omniglot and mnist, is refused before any work naming
+// mnist-transfer.yaml — it ran mnist's cells from the shipped config
+// without a word. Without a configs/ folder every cell reads its shipped
+// config; the cells it has a config for run from the folder.
+func TestTransferTableConfigFolderNeverMixed(t *testing.T) {
+	t.Setenv(datadir.EnvVar, t.TempDir()) // no built-in data set: cells are skipped
+	wd := t.TempDir()
+	t.Chdir(wd)
+
+	if err := os.MkdirAll("configs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "dataset: omniglot\nprotocol: transfer\ndata_dir: absent\ndata: {val_classes: 5}\nmodel: {kind: conv4}\n"
+	if err := os.WriteFile(filepath.Join("configs", "omniglot-transfer.yaml"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"", "configs"} {
+		out := filepath.Join(t.TempDir(), "t")
+		_, err := RunTransferTable(t.Context(), TableOptions{OutDir: out, ConfigDir: dir, Only: []string{"omniglot", "mnist"}})
+		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "mnist-transfer.yaml") || !strings.Contains(err.Error(), "configs") ||
+			strings.Contains(err.Error(), "omniglot-transfer.yaml") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("ConfigDir %q holding omniglot-transfer.yaml only, cells of omniglot and mnist: %v", dir, err)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("the refused transfer table created %s (%v)", out, err)
+		}
+	}
+	cells, err := RunTransferTable(t.Context(), TableOptions{OutDir: filepath.Join(wd, "omniglot"), Only: []string{"omniglot"}})
+	if err != nil || len(cells) != 4 || cells[0].Config != filepath.Join("configs", "omniglot-transfer.yaml") || !strings.Contains(cells[0].Skipped, "absent") {
+		t.Fatalf("cells %+v, error %v: want the omniglot cells from configs/omniglot-transfer.yaml, skipped (its data_dir is absent)", cells, err)
+	}
+	// A folder that does not exist is not the shipped configs.
+	if _, err := RunTransferTable(t.Context(), TableOptions{OutDir: filepath.Join(wd, "x"), ConfigDir: "nowhere", Only: []string{"mnist"}}); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "nowhere") {
+		t.Fatalf("ConfigDir nowhere: %v", err)
+	}
+
+	t.Chdir(t.TempDir()) // no configs/ folder: the shipped configs
+	cells, err = RunTransferTable(t.Context(), TableOptions{OutDir: filepath.Join(wd, "shipped"), Only: []string{"mnist"}})
+	if err != nil || len(cells) != 2 || cells[0].Config != "mnist-transfer.yaml (shipped)" || cells[0].Skipped == "" {
+		t.Fatalf("cells %+v, error %v: want 2 skipped cells of the shipped mnist-transfer.yaml", cells, err)
+	}
+}

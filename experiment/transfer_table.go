@@ -71,7 +71,9 @@ type TransferOutcome struct {
 }
 
 // RunTransferTable runs every cell of the transfer table with the configs
-// ConfigDir/<data set>-transfer.yaml (ways and shots set per cell). The
+// ConfigDir/<data set>-transfer.yaml (ways and shots set per cell), all
+// from that one folder or all shipped (TableConfigs: a folder lacking some
+// is an ErrConfig before any work). The
 // embeddings of a data set are trained once, by its first cell, in
 // OutDir/train/<data set>, and shared by its other cells; each cell's
 // results.json and export go to OutDir/cells/<cell>. Absent data sets are
@@ -84,14 +86,18 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 	resume := opts.Resume
 	start := time.Now()
 	notify := serial(opts.Observer)
-	if opts.ConfigDir == "" {
-		opts.ConfigDir = "configs"
-	}
 	if opts.OutDir == "" {
 		return nil, fmt.Errorf("transfer table: no output folder")
 	}
 	if err := checkOnly(opts.Only, TransferNames()); err != nil {
 		return nil, err
+	}
+	// Every cell's config from the one folder, as RunTable: a folder that
+	// lacks some is refused before any work, never completed with the
+	// shipped configs.
+	paths, shipped, err := TableConfigs(opts, true)
+	if err != nil {
+		return nil, fmt.Errorf("transfer table: %w", err)
 	}
 	if err := cellFixedSets(opts.Sets); err != nil {
 		return nil, fmt.Errorf("transfer table: %w", err)
@@ -108,13 +114,17 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 		if len(opts.Only) > 0 && !containsString(opts.Only, cell.Name()) && !containsString(opts.Only, cell.Dataset) {
 			continue
 		}
-		o := TransferOutcome{Cell: cell, Config: filepath.Join(opts.ConfigDir, cell.Dataset+"-transfer.yaml")}
+		path := paths[cell.Dataset+"-transfer.yaml"]
+		o := TransferOutcome{Cell: cell, Config: path}
+		if shipped {
+			o.Config = cell.Dataset + "-transfer.yaml (shipped)"
+		}
 		sets := []string{fmt.Sprintf("ways=%d", cell.Ways), fmt.Sprintf("shots=%d", cell.Shots)}
 		if opts.Quick {
 			sets = append(sets, TransferQuickSets()...)
 		}
 		sets = append(sets, opts.Sets...)
-		cfg, err := LoadConfig(o.Config, sets)
+		cfg, err := LoadConfig(path, sets)
 		if err != nil {
 			return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
 		}

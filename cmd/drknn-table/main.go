@@ -61,8 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return cli.Usagef("unexpected argument %q; %s", fs.Arg(0), usage)
 	}
-	// Every cell's config from the one folder (RunTable checks it too;
-	// RunTransferTable does not): refused before any folder is touched.
+	// Every cell's config from the one folder (RunTable and
+	// RunTransferTable check it too): refused before any folder is touched.
 	probe := experiment.TableOptions{ConfigDir: *configs}
 	if *only != "" {
 		probe.Only = strings.Split(*only, ",")
