@@ -39,7 +39,7 @@ func Figure(ctx context.Context, req FigureRequest) (string, error) {
 	if req.Out == "" {
 		return "", figures.Input(fmt.Errorf("%s: -out is required", req.Kind))
 	}
-	if _, err := figures.FormatOf(req.Out); err != nil {
+	if err := figures.CheckOut(req.Out); err != nil { // before any work: a missing folder failed at the end
 		return "", err
 	}
 	switch req.Kind {

@@ -21,7 +21,9 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,6 +68,27 @@ func FormatOf(path string) (string, error) {
 		return "", inputf("%s: unknown extension .%s; want .png, .svg, .pdf or .eps", path, ext)
 	}
 	return ext, nil
+}
+
+// CheckOut checks, before any work, that a figure can be written to path:
+// a known format (FormatOf) and a folder that exists. A missing folder, or
+// one that is a file, is an ErrInput naming it (the write failed at the
+// end, naming its hidden temporary file).
+func CheckOut(path string) error {
+	if _, err := FormatOf(path); err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return inputf("%s: the folder %s does not exist", path, dir)
+	case err != nil:
+		return inputf("%s: %v", path, err)
+	case !st.IsDir():
+		return inputf("%s: %s is not a folder", path, dir)
+	}
+	return nil
 }
 
 type formatWriter struct {

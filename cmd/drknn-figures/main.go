@@ -18,7 +18,9 @@
 // kernel bandwidth; the y axis fitted to the accuracies); curves draws each
 // repeat's training risk with the mean over the repeats, and the LFD gaps'
 // mean and maximum.
-// The figures are package figures; experiment.Figure wires them.
+// The figures are package figures; experiment.Figure wires them. -out's
+// format and folder are checked before any work: a folder that does not
+// exist is one line naming it (exit 2).
 //
 // Exit status: 0 done, 1 failed, 2 bad usage or input, 130 interrupted.
 package main

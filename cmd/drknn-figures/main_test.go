@@ -241,3 +241,46 @@ func TestOutFormats(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, se)
 	}
 }
+
+// TestOutFolderCheckedFirst: an -out in a folder that does not exist is
+// refused before any work by every sub-command — exit 2, one line naming
+// the folder, no progress — where it did all the work and then failed with
+// exit 1 naming the hidden temporary file of the write. An -out under a
+// file is refused the same way.
+func TestOutFolderCheckedFirst(t *testing.T) {
+	exp := writeExport(t)
+	run := t.TempDir()
+	rd := filepath.Join(run, "repeats", "01")
+	if err := os.MkdirAll(rd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := `[{"step":1,"risk":0.6,"mean_rel_gap":4e-4,"max_rel_gap":5e-4},{"step":2,"risk":0.4,"mean_rel_gap":2e-4,"max_rel_gap":5e-4}]`
+	if err := os.WriteFile(filepath.Join(rd, "history.json"), []byte(h), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	missing := filepath.Join(tmp, "missing-dir")
+	file := filepath.Join(tmp, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join("..", "..", "configs", "synthetic.yaml")
+	for name, args := range map[string][]string{
+		"lfd":            {"lfd"},
+		"regions config": {"regions", "-config", config, "-set", "train.steps=3", "-set", "queries=20"},
+		"regions export": {"regions", "-export", exp},
+		"sweep":          {"sweep", "-export", exp},
+		"curves":         {"curves", "-run", run},
+	} {
+		for _, c := range []struct{ dir, want string }{{missing, "the folder " + missing + " does not exist"}, {file, file + " is not a folder"}} {
+			out := filepath.Join(c.dir, "f.png")
+			code, so, se := runCmd(append(args, "-out", out)...)
+			if code != 2 || so != "" || strings.Count(se, "\n") != 1 || !strings.Contains(se, c.want) || strings.Contains(se, ".tmp") {
+				t.Errorf("%s -out %s: exit %d stdout %q stderr %q; want exit 2 and one line: %s", name, out, code, so, se, c.want)
+			}
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatalf("the missing folder was made: %v", err)
+	}
+}
