@@ -2,6 +2,7 @@ package figures
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -485,28 +487,112 @@ func ParseHistory(b []byte, name string) ([]Step, error) {
 	return h, nil
 }
 
-// RunHistories reads DIR/repeats/*/history.json of a run folder, in repeat
-// order, returning the repeat names ("01", …) and their histories.
-func RunHistories(dir string) ([]string, [][]Step, error) {
+// RunCurves are the training histories of a run folder (ReadRunCurves).
+type RunCurves struct {
+	// Names are the repeats ("01", …) of an episodes run, or the
+	// objectives ("drknn", "proto") of a transfer run, with their
+	// histories.
+	Names     []string
+	Histories [][]Step
+	Transfer  bool    // read from a transfer run's train/<objective>/history.json
+	Files     int     // history files found, read or not
+	Skipped   []error // the files that could not be read, each naming its file; the others are in Histories
+}
+
+// ReadRunCurves reads the training histories of a run folder, in name
+// order: DIR/repeats/*/history.json (episodes), or else a transfer run's
+// DIR/train/*/history.json. A file that cannot be read is left out and its
+// error, naming the file, kept in Skipped; only a folder with no history
+// file, or none readable, is an error.
+func ReadRunCurves(dir string) (*RunCurves, error) {
+	rc := &RunCurves{}
 	matches, err := filepath.Glob(filepath.Join(dir, "repeats", "*", "history.json"))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if len(matches) == 0 {
-		return nil, nil, fmt.Errorf("%s: no repeats/*/history.json", dir)
+		if matches, err = filepath.Glob(filepath.Join(dir, "train", "*", "history.json")); err != nil {
+			return nil, err
+		}
+		rc.Transfer = len(matches) > 0
+	}
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("%s: no repeats/*/history.json (episodes run) or train/*/history.json (transfer run)", dir)
 	}
 	sort.Strings(matches)
-	var names []string
-	var hs [][]Step
+	rc.Files = len(matches)
 	for _, m := range matches {
 		h, err := ReadHistory(m)
 		if err != nil {
-			return nil, nil, err
+			rc.Skipped = append(rc.Skipped, err)
+			continue
 		}
-		names = append(names, filepath.Base(filepath.Dir(m)))
-		hs = append(hs, h)
+		rc.Names = append(rc.Names, filepath.Base(filepath.Dir(m)))
+		rc.Histories = append(rc.Histories, h)
 	}
-	return names, hs, nil
+	if len(rc.Histories) == 0 {
+		return nil, fmt.Errorf("%s: no readable history file: %w", dir, errors.Join(rc.Skipped...))
+	}
+	return rc, nil
+}
+
+// Incomplete is the error of a figure that was written without some of
+// its parts (DrawCurves: history files that could not be read), each
+// error naming its file. Its ExitCode is 3, as drknn-train's run that
+// finished with failures.
+type Incomplete struct {
+	Drawn   string // the figure's summary
+	Skipped []error
+}
+
+func (e *Incomplete) Error() string {
+	parts := make([]string, len(e.Skipped))
+	for i, err := range e.Skipped {
+		parts[i] = err.Error()
+	}
+	return fmt.Sprintf("drawn without %d part(s): %s", len(e.Skipped), strings.Join(parts, "; "))
+}
+
+// ExitCode is the exit status of a command whose figure is incomplete.
+func (*Incomplete) ExitCode() int { return 3 }
+
+// ObjectiveCurves draws a transfer run's trainings against the step, one
+// line per objective: its training loss (the worst-case risk for drknn,
+// the prototypical loss for proto) and, for the objectives that solve
+// LFDs (some gap above 0), the mean and the largest certified relative gap
+// of the step's mini-sets (log axis).
+func ObjectiveCurves(w io.Writer, names []string, hs [][]Step, width, height int) error {
+	if len(hs) == 0 || len(names) != len(hs) {
+		return inputf("%d names for %d histories", len(names), len(hs))
+	}
+	loss := Chart{Title: "training loss", XLabel: "step", YLabel: "loss (drknn: worst-case risk)", FitY: true}
+	gap := Chart{Title: "LFD certified relative gap", XLabel: "step", YLabel: "relative gap", LogY: true, FitY: true}
+	for i, h := range hs {
+		if len(h) == 0 {
+			return inputf("objective %s has no steps", names[i])
+		}
+		var x, y, mg, xg []float64
+		positive := false
+		for _, s := range h {
+			x = append(x, float64(s.Step))
+			y = append(y, s.Risk)
+			mg = append(mg, s.MeanRelGap)
+			xg = append(xg, max(s.MaxRelGap, s.MeanRelGap))
+			positive = positive || s.MaxRelGap > 0 || s.MeanRelGap > 0
+		}
+		loss.Curves = append(loss.Curves, Curve{Label: names[i], X: x, Y: y})
+		if positive {
+			if slices.ContainsFunc(mg, func(v float64) bool { return v > 0 }) {
+				gap.Curves = append(gap.Curves, Curve{Label: names[i] + ": mean over mini-sets", X: x, Y: mg})
+			}
+			gap.Curves = append(gap.Curves, Curve{Label: names[i] + ": largest of any mini-set", X: x, Y: xg, Dashed: true})
+		}
+	}
+	charts := []Chart{loss}
+	if len(gap.Curves) > 0 {
+		charts = append(charts, gap)
+	}
+	return Charts(w, charts, width, height)
 }
 
 // TrainingCurves draws, against the step, the mean worst-case risk of each

@@ -155,15 +155,28 @@ func DrawSweep(path string, e *Episode, kRef int, absolute bool, width, height i
 	return fmt.Sprintf("%s: Dr.k-NN accuracy %s", path, strings.Join(parts, ", ")), nil
 }
 
-// DrawCurves draws the training curves of every repeat of the run folder
-// runDir (repeats/NN/history.json) to path.
+// DrawCurves draws the training curves of the run folder runDir to path:
+// every repeat of an episodes run (repeats/NN/history.json, TrainingCurves)
+// or each objective of a transfer run (train/<objective>/history.json,
+// ObjectiveCurves). A history file that cannot be read is left out and the
+// rest drawn: the figure is written and the error is an *Incomplete naming
+// each such file.
 func DrawCurves(path, runDir string, width, height int) (string, error) {
-	names, hs, err := RunHistories(runDir)
+	rc, err := ReadRunCurves(runDir)
 	if err != nil {
 		return "", Input(err)
 	}
-	if err := Save(path, func(w io.Writer) error { return TrainingCurves(w, names, hs, width, height) }); err != nil {
+	draw, what := TrainingCurves, "repeats"
+	if rc.Transfer {
+		draw, what = ObjectiveCurves, "objectives of a transfer run"
+	}
+	if err := Save(path, func(w io.Writer) error { return draw(w, rc.Names, rc.Histories, width, height) }); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s: training curves of %d repeats", path, len(hs)), nil
+	summary := fmt.Sprintf("%s: training curves of %d %s (%s)", path, len(rc.Histories), what, strings.Join(rc.Names, ", "))
+	if len(rc.Skipped) > 0 {
+		summary = fmt.Sprintf("%s: training curves of %d of %d %s (%s)", path, len(rc.Histories), rc.Files, what, strings.Join(rc.Names, ", "))
+		return summary, &Incomplete{Drawn: summary, Skipped: rc.Skipped}
+	}
+	return summary, nil
 }

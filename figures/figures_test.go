@@ -252,10 +252,11 @@ func TestTrainingCurves(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	names, hs, err := RunHistories(dir)
+	rc, err := ReadRunCurves(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	names, hs := rc.Names, rc.Histories
 	if len(names) != 2 || names[1] != "02" || len(hs[0]) != 3 || hs[0][2].Risk != 0.3 || hs[0][2].NotOptimal != 1 {
 		t.Fatalf("%v %+v", names, hs)
 	}
@@ -269,7 +270,7 @@ func TestTrainingCurves(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	if _, _, err := RunHistories(t.TempDir()); err == nil {
+	if _, err := ReadRunCurves(t.TempDir()); err == nil {
 		t.Fatal("empty run folder accepted")
 	}
 }

@@ -22,7 +22,13 @@
 // format and folder are checked before any work: a folder that does not
 // exist is one line naming it (exit 2).
 //
-// Exit status: 0 done, 1 failed, 2 bad usage or input, 130 interrupted.
+// curves -run reads an episodes run's repeats/NN/history.json, or a
+// transfer run's train/<objective>/history.json (one line per objective);
+// a history file that cannot be read is left out, the rest drawn, and the
+// file named on stderr (exit status 3).
+//
+// Exit status: 0 done, 1 failed, 2 bad usage or input, 3 drawn without
+// some parts (named on stderr), 130 interrupted.
 package main
 
 import (
@@ -80,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.StringVar(&req.Export, "export", "", "export folder (…/repeats/NN/export)")
 		fs.BoolVar(&req.Absolute, "absolute", false, "bandwidths in embedding units instead of multiples of the median training distance")
 	case "curves":
-		fs.StringVar(&req.Run, "run", "", "run folder written by drknn-train (holds repeats/NN/history.json)")
+		fs.StringVar(&req.Run, "run", "", "run folder written by drknn-train (holds repeats/NN/history.json, or a transfer run's train/<objective>/history.json)")
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stderr, usage)
 		return flag.ErrHelp
@@ -99,9 +105,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	rep := &cli.Reporter{Term: stderr, Bar: true}
 	req.Observer = rep.Observe
 	summary, err := experiment.Figure(ctx, req)
+	if summary != "" { // also of a figure drawn without some parts (err a *figures.Incomplete: exit 3)
+		fmt.Fprintln(stdout, summary)
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, summary)
 	return rep.Err()
 }

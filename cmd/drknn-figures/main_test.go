@@ -284,3 +284,57 @@ func TestOutFolderCheckedFirst(t *testing.T) {
 		t.Fatalf("the missing folder was made: %v", err)
 	}
 }
+
+// writeHistory writes a history.json of steps 1…len(risks) at path.
+func writeHistory(t *testing.T, path string, risks []float64, gap float64) {
+	t.Helper()
+	var steps []map[string]float64
+	for i, r := range risks {
+		steps = append(steps, map[string]float64{"step": float64(i + 1), "risk": r, "mean_rel_gap": gap, "max_rel_gap": 2 * gap})
+	}
+	b, err := json.Marshal(steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCurvesPartsAndTransfer: one bad history.json among a run's repeats
+// no longer fails the figure — the others are drawn, the bad file is named
+// in one line on stderr and the exit status is 3 — and a transfer run's
+// trainings (train/<objective>/history.json; it has no repeats/) are
+// drawn, one line per objective.
+func TestCurvesPartsAndTransfer(t *testing.T) {
+	run := t.TempDir()
+	writeHistory(t, filepath.Join(run, "repeats", "01", "history.json"), []float64{0.6, 0.5, 0.4}, 1e-4)
+	writeHistory(t, filepath.Join(run, "repeats", "03", "history.json"), []float64{0.7, 0.45, 0.3}, 2e-4)
+	bad := filepath.Join(run, "repeats", "02", "history.json")
+	if err := os.MkdirAll(filepath.Dir(bad), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("[{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "curves.png")
+	code, so, se := runCmd("curves", "-run", run, "-out", out, "-width", "800", "-height", "300")
+	if code != 3 || !strings.Contains(so, "2 of 3 repeats (01, 03)") || strings.Count(se, "\n") != 1 || !strings.Contains(se, bad) ||
+		strings.Contains(se, filepath.Join("repeats", "01")) {
+		t.Fatalf("one bad history: exit %d stdout %q stderr %q", code, so, se)
+	}
+	checkPNG(t, out, 800, 300, 20)
+
+	tr := t.TempDir()
+	writeHistory(t, filepath.Join(tr, "train", "drknn", "history.json"), []float64{3.2, 2.9, 2.5, 2.4}, 3e-4)
+	writeHistory(t, filepath.Join(tr, "train", "proto", "history.json"), []float64{1.6, 1.1, 0.9, 0.8}, 0)
+	out = filepath.Join(t.TempDir(), "transfer.png")
+	code, so, se = runCmd("curves", "-run", tr, "-out", out, "-width", "800", "-height", "300")
+	if code != 0 || se != "" || !strings.Contains(so, "2 objectives of a transfer run (drknn, proto)") {
+		t.Fatalf("transfer run: exit %d stdout %q stderr %q", code, so, se)
+	}
+	checkPNG(t, out, 800, 300, 20)
+}
