@@ -478,6 +478,10 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 	}
 	x, n, got, err := datasets.ReadNPYSamples(path)
 	if err != nil {
+		if shape := npyShape(path); len(shape) > 0 && shape[0] == 0 {
+			// as the other inputs (the reader says "want n ≥ 1 samples")
+			return nil, fmt.Errorf("%w: %s holds no rows (shape %v)", ErrInput, path, shape)
+		}
 		return nil, err
 	}
 	// The model's shape as the npy reader gives it (n×H×W read as
@@ -504,6 +508,21 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 		out[i] = s
 	}
 	return out, nil
+}
+
+// npyShape is the shape the header of the .npy at path announces (nil when
+// it cannot be read).
+func npyShape(path string) []int {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	h, err := npy.ReadHeader(bufio.NewReader(f))
+	if err != nil {
+		return nil
+	}
+	return h.Shape
 }
 
 // ExpandImages lists the image files that paths mean: a file is taken as

@@ -40,7 +40,9 @@ func TestEmptyInputEveryRoad(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out.csv")
 			code, so, se := runCmd(append(c.args, "-out", out)...)
-			if code != 2 || so != "" || strings.Count(se, "\n") != 1 || !strings.HasPrefix(se, "drknn-predict: ") || !strings.Contains(se, c.file) {
+			if code != 2 || so != "" || strings.Count(se, "\n") != 1 || !strings.HasPrefix(se, "drknn-predict: ") || !strings.Contains(se, c.file) ||
+				// every road in the same words (-npy said the reader's "shape [0 36], want n×… with n ≥ 1 samples")
+				(c.name != "images" && !strings.Contains(se, c.file+" holds no rows")) {
 				t.Fatalf("exit %d stdout %q stderr %q; want exit 2 and one line naming %s", code, so, se, c.file)
 			}
 			if _, err := os.Stat(out); !os.IsNotExist(err) {
