@@ -18,7 +18,14 @@ type Problem struct {
 	Dim      int       // feature dimension when Features is set
 	Metric   Metric    // how Features become costs
 	Labels   []int     // length n, values 0…M−1, every class present
-	Theta    []float64 // radii in the cost's units: length 1 (all classes) or M
+	Theta    []float64 // radii in the cost's units: length 1 (all classes) or M; see below
+	// A radius 0 < ϑ_m ≤ 2⁻⁵⁴·c_m/N, c_m the least positive cost of a move
+	// out of class m, is solved as ϑ_m = 0 (P_m = P̂_m moved along
+	// zero-cost moves only, Dual.Lambda[m] = 0): that is its LFD to float64
+	// precision (the LP value moves by at most 2⁻⁵³ in all, the value being
+	// ≥ 1), and solved as given such a radius overflowed the solver's
+	// scaling by 1/ϑ_m (subnormal radii gave NaN). Theta itself is not
+	// changed.
 }
 
 // Settings control the solver. The zero value gives the defaults.

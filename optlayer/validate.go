@@ -130,7 +130,83 @@ func (p *Problem) checked() (*instance, error) {
 			return nil, invalidf("Theta for class %d = %v, want finite and ≥ 0", k, t)
 		}
 	}
+	in.dropNegligibleTheta()
 	return in, nil
+}
+
+// thetaNegligible is the radius, relative to a class's least positive
+// transport cost c_m and per point, at or below which the radius is taken as
+// 0 (dropNegligibleTheta).
+const thetaNegligible = 0x1p-54
+
+// dropNegligibleTheta sets to 0 every radius 0 < ϑ_m ≤ 2⁻⁵⁴·c_m/n, where
+// c_m is the least positive cost c(i, j) of a move out of class m (j of
+// class m, i any point). Such a radius is 0 to float64 precision: a plan
+// within it moves at most ϑ_m/c_m of mass at a positive cost, and putting
+// that mass back changes P_m by at most 2ϑ_m/c_m in L1, so the LP value
+// with the radius dropped exceeds the true one by at most 2·Σ_m ϑ_m/c_m ≤
+// 2⁻⁵³·M/n ≤ 2⁻⁵³, within half an ulp of the value (≥ 1), and the zero
+// radius's answer (P̂_m moved along zero-cost moves only) is feasible for
+// ϑ_m. Solved as given, such a radius scales the solver's multipliers by
+// ε/ϑ_m and S/ϑ_m: past the float64 range for a subnormal ϑ_m (λ_m = +Inf,
+// NaN where it meets a zero cost) and, well before that, a slow and
+// ill-conditioned regularised solve. A class whose moves all cost 0 keeps
+// its radius (it cannot be spent). Costs of features are computed here as
+// Costs computes them, column by column; a radius is checked against one
+// positive cost of its class first (an upper bound on c_m), so a normal
+// radius costs a few cost evaluations per class.
+func (in *instance) dropNegligibleTheta() {
+	n := in.n
+	var first []int // a point of each class
+	for m, t := range in.theta {
+		if t == 0 {
+			continue
+		}
+		if first == nil {
+			first = make([]int, in.m)
+			for i := n - 1; i >= 0; i-- {
+				first[in.labels[i]] = i
+			}
+		}
+		if u := in.colMinPositive(first[m], true); !(t <= thetaNegligible*u/float64(n)) {
+			continue // c_m ≤ u: the radius counts
+		}
+		cm := math.Inf(1)
+		for j := range n {
+			if in.labels[j] == m {
+				cm = min(cm, in.colMinPositive(j, false))
+			}
+		}
+		if !math.IsInf(cm, 1) && t <= thetaNegligible*cm/float64(n) {
+			in.theta[m] = 0
+		}
+	}
+}
+
+// colMinPositive returns the least positive cost c(i, j) over the points i
+// (the moves of j's mass), or +Inf if every one is 0; with firstOnly, the
+// first positive one found.
+func (in *instance) colMinPositive(j int, firstOnly bool) float64 {
+	n, d := in.n, in.dim
+	lo := math.Inf(1)
+	for i := range n {
+		var x float64
+		if in.cost != nil {
+			x = in.cost[i*n+j]
+		} else {
+			x = sqDist(in.feat[i*d:(i+1)*d], in.feat[j*d:(j+1)*d])
+			if in.metric == Euclidean {
+				x = math.Sqrt(x)
+			}
+		}
+		if x > 0 && x < lo {
+			lo = x
+			if firstOnly {
+				break
+			}
+		}
+	}
+	return lo
 }
 
 // badCost returns the index of the first cost that is not finite and ≥ 0,
