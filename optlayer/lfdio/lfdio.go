@@ -14,7 +14,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -152,7 +154,9 @@ func (r *Request) check() (optlayer.Metric, error) {
 	case r.NoBlockBound && r.Block == 0:
 		return 0, inputf("-block-bound=false applies only with -block")
 	}
-	if err := distinctOutputs(r.OutPath, r.GradOutPath, r.CostPath, r.FeaturesPath, r.LabelsPath, r.GradPPath); err != nil {
+	outs := []flagPath{{"-out", r.OutPath}, {"-grad-out", r.GradOutPath}}
+	ins := []flagPath{{"-cost", r.CostPath}, {"-features", r.FeaturesPath}, {"-labels", r.LabelsPath}, {"-grad-p", r.GradPPath}}
+	if err := checkOutputs(outs, ins); err != nil {
 		return 0, err
 	}
 	switch strings.ToLower(r.Metric) {
@@ -276,13 +280,12 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 	if !finite(grad) {
 		return nil, errors.New("gradient: non-finite entry (no output written)")
 	}
-	if err := npy.WriteFloat64(r.OutPath, res.p, res.m, prob.N); err != nil {
-		return nil, fmt.Errorf("-out: %w", err)
-	}
+	outs := []output{{"-out", r.OutPath, res.p, []int{res.m, prob.N}}}
 	if grad != nil {
-		if err := npy.WriteFloat64(r.GradOutPath, grad, prob.N, gradCols); err != nil {
-			return nil, fmt.Errorf("-grad-out: %w", err)
-		}
+		outs = append(outs, output{"-grad-out", r.GradOutPath, grad, []int{prob.N, gradCols}})
+	}
+	if err := writeOutputs(outs); err != nil {
+		return nil, err
 	}
 	return sum, nil
 }
@@ -408,27 +411,146 @@ func finite(xs []float64) bool {
 	return true
 }
 
-// distinctOutputs rejects an output path that equals another output or an
-// input: writing it would destroy data the run reads or writes.
-func distinctOutputs(out, gradOut string, inputs ...string) error {
-	clean := func(p string) string {
-		if a, err := filepath.Abs(p); err == nil {
-			return a
-		}
-		return filepath.Clean(p)
+// flagPath is a file named by a flag.
+type flagPath struct{ flag, path string }
+
+// checkOutputs rejects, before anything is read, an output whose folder does
+// not exist or is not a folder, an output that is an existing folder, and an
+// output that is (through symbolic or hard links too) the other output or
+// an input: writing it would destroy data the run reads or writes. Existing
+// files are compared with os.SameFile; an output not yet there by its
+// folder with symbolic links resolved (filepath.EvalSymlinks) and its name.
+func checkOutputs(outs, ins []flagPath) error {
+	type known struct {
+		flagPath
+		info os.FileInfo // nil: the file does not exist
+		key  string      // folder with links resolved + name, when info is nil
 	}
-	if gradOut != "" && clean(out) == clean(gradOut) {
-		return inputf("-out and -grad-out are the same file %s", out)
-	}
-	for _, in := range inputs {
-		if in == "" {
+	var seen []known
+	for _, o := range outs {
+		if o.path == "" {
 			continue
 		}
-		for _, o := range []string{out, gradOut} {
-			if o != "" && clean(o) == clean(in) {
-				return inputf("output %s is also an input; choose another name", o)
+		dir := filepath.Dir(o.path)
+		di, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return inputf("%s %s: folder %s does not exist", o.flag, o.path, dir)
+		case err != nil:
+			return inputf("%s %s: %w", o.flag, o.path, err)
+		case !di.IsDir():
+			return inputf("%s %s: %s is not a folder", o.flag, o.path, dir)
+		}
+		k := known{flagPath: o}
+		fi, err := os.Stat(o.path)
+		switch {
+		case err == nil && fi.IsDir():
+			return inputf("%s %s is a folder; want a file name", o.flag, o.path)
+		case err == nil:
+			k.info = fi
+		case errors.Is(err, fs.ErrNotExist):
+			// a dangling symbolic link is replaced, not followed
+			real, err := filepath.EvalSymlinks(dir)
+			if err != nil {
+				return inputf("%s %s: %w", o.flag, o.path, err)
+			}
+			k.key = filepath.Join(real, filepath.Base(o.path))
+		default:
+			return inputf("%s %s: %w", o.flag, o.path, err)
+		}
+		for _, s := range seen {
+			if (k.info != nil && s.info != nil && os.SameFile(k.info, s.info)) ||
+				(k.info == nil && s.info == nil && k.key == s.key) {
+				return inputf("%s %s and %s %s are the same file; choose two names", s.flag, s.path, o.flag, o.path)
+			}
+		}
+		seen = append(seen, k)
+	}
+	for _, in := range ins {
+		if in.path == "" {
+			continue
+		}
+		ii, err := os.Stat(in.path)
+		if err != nil {
+			continue // reported when it is read
+		}
+		for _, s := range seen {
+			if s.info != nil && os.SameFile(s.info, ii) {
+				return inputf("%s %s is also the input %s %s; choose another name", s.flag, s.path, in.flag, in.path)
 			}
 		}
 	}
 	return nil
+}
+
+// output is one array Run writes.
+type output struct {
+	flag, path string
+	data       []float64
+	shape      []int
+}
+
+// writeOutputs writes every output to a temporary file in its folder and,
+// only when all are complete and synced, renames them into place in order.
+// On any failure before the renames no temporary file is left and no
+// output changed. If a later rename fails, the outputs already renamed are
+// removed, so that no output of this run is left without its partner (an
+// earlier file under such a name has then been replaced and is gone; the
+// error says so).
+func writeOutputs(outs []output) (err error) {
+	tmps := make([]string, 0, len(outs))
+	defer func() {
+		for _, t := range tmps {
+			if t != "" {
+				os.Remove(t)
+			}
+		}
+	}()
+	for _, o := range outs {
+		t, err := writeTemp(o)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w (nothing written)", o.flag, o.path, err)
+		}
+		tmps = append(tmps, t)
+	}
+	for k, o := range outs {
+		if err := os.Rename(tmps[k], o.path); err != nil {
+			msg := "nothing written"
+			for _, done := range outs[:k] {
+				os.Remove(done.path)
+				msg = fmt.Sprintf("%s %s removed again", done.flag, done.path)
+			}
+			return fmt.Errorf("%s %s: %w (%s)", o.flag, o.path, err, msg)
+		}
+		tmps[k] = ""
+	}
+	return nil
+}
+
+// writeTemp writes o to a new temporary file beside o.path, synced and
+// closed, and returns its name; on failure it removes it.
+func writeTemp(o output) (name string, err error) {
+	f, err := os.CreateTemp(filepath.Dir(o.path), "."+filepath.Base(o.path)+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = npy.EncodeFloat64(f, o.data, o.shape...); err != nil {
+		return "", err
+	}
+	if err = f.Sync(); err != nil {
+		return "", err
+	}
+	if err = f.Close(); err != nil {
+		return "", err
+	}
+	if err = os.Chmod(f.Name(), 0o644); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
 }
