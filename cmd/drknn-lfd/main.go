@@ -38,7 +38,11 @@
 // Bad input gives one line on standard error, exit status 2 and no output
 // file; a solve stopped by -max-iter before its gap reaches -tol exits 3
 // (gap on standard error, nothing written) unless -allow-uncertified.
-// Outputs are written to a temporary name and renamed (package lfdio).
+// Outputs are written to temporary names and renamed only when all are complete;
+// an output that is an input (through links too), an output folder that does not
+// exist or an output that is a folder is bad input, found before anything is read
+// (package lfdio). A radius ϑ_m > 0 below 2⁻⁵⁴ of class m's least positive cost
+// per point is solved as 0 (optlayer.Problem).
 // Ctrl-C ends a problem of up to 1000 points at once; a larger one stops when
 // its current solve returns, writing nothing (exit status 1).
 package main
