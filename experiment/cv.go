@@ -79,7 +79,7 @@ func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) 
 				return nil, fmt.Errorf("cross-validation: fold %d leaves a class without training points (shots too small for cv_folds = %d)", f, folds)
 			}
 			th := []float64{theta}
-			net, _, err := Fit(ctx, cfg, shape, trX, trY, th, seed, Checkpointing{},
+			net, _, _, err := Fit(ctx, cfg, shape, trX, trY, th, seed, Checkpointing{},
 				func(st train.StepStats) { notify(StepDone{Repeat: r, CV: true, Stats: st}) })
 			if err != nil {
 				return nil, fmt.Errorf("cross-validation ϑ = %g, fold %d: %w", theta, f, err)

@@ -337,7 +337,7 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 		ck.Path = filepath.Join(opts.OutDir, "checkpoint.bin")
 	}
 	t0 := time.Now()
-	net, hist, err := Fit(ctx, cfg, e.Train.Shape, e.Train.X, e.TrainLabels, theta, cfg.Seed, ck,
+	net, hist, keep, err := Fit(ctx, cfg, e.Train.Shape, e.Train.X, e.TrainLabels, theta, cfg.Seed, ck,
 		func(st train.StepStats) { notify(StepDone{Stats: st}) })
 	if err != nil {
 		return nil, err
@@ -384,7 +384,7 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 			s, pred, proba, err := scoreFitMethod(fm.Model, meth, testEmb, len(testIdx), m, e.QueryLabels)
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil, fmt.Errorf("stopped evaluating %s: %w", meth, context.Cause(ctx))
+					return nil, keepTraining(keep, fmt.Errorf("stopped evaluating %s: %w", meth, context.Cause(ctx)))
 				}
 				// Recorded; the other methods and the export go on.
 				if sum.MethodErrors == nil {

@@ -268,18 +268,25 @@ func checkpointCostEstimate(net *model.Net) time.Duration {
 // history of its steps. onStep (may be nil) sees every step. When ctx is
 // cancelled Fit stops after the current step, saves a checkpoint (when it
 // has one) and returns an error wrapping ctx's.
+//
+// keep, when not nil, saves the finished training's checkpoint: the last
+// automatic checkpoint (checkpoint_every: 0) may be steps behind, or none
+// was written, and writing one at every training's end would cost each
+// repeat a checkpoint's write for nothing. The caller calls keep when it
+// is stopped after Fit returned (Ctrl-C during the evaluation), so that a
+// -resume does not train again.
 func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, theta []float64, seed int64,
-	ck Checkpointing, onStep func(train.StepStats)) (*model.Net, []train.StepStats, error) {
-	net, err := model.New(cfg.NetConfig(shape), seed)
+	ck Checkpointing, onStep func(train.StepStats)) (net *model.Net, hist []train.StepStats, keep func() error, err error) {
+	net, err = model.New(cfg.NetConfig(shape), seed)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if net.NumParams() == 0 { // model.kind identity: the input is the embedding
-		return net, nil, nil
+		return net, nil, nil, nil
 	}
 	tr, err := train.NewTrainer(net, x, y, cfg.TrainSettings(theta, seed, len(y)))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer tr.Close()
 	wroteSettings := false
@@ -303,12 +310,12 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 						err = configErr(err)
 					}
 				}
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			// the key matched: a checkpoint from before settings.json
 			// gets one now, even when it is finished and never saved again
 			if err := writeSettings(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 		}
 	}
@@ -324,14 +331,14 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 		if err := ctx.Err(); err != nil {
 			if ck.Path != "" && tr.StepsDone() > saved {
 				if err := save(); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 			}
-			return nil, nil, fmt.Errorf("stopped after step %d of %d: %w", tr.StepsDone(), cfg.Train.Steps, context.Cause(ctx))
+			return nil, nil, nil, fmt.Errorf("stopped after step %d of %d: %w", tr.StepsDone(), cfg.Train.Steps, context.Cause(ctx))
 		}
 		st, err := tr.Step()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if onStep != nil {
 			onStep(st)
@@ -343,12 +350,28 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 		if ck.Path != "" && due {
 			t0 := time.Now()
 			if err := save(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			cost, last, saved = time.Since(t0), time.Now(), tr.StepsDone()
 		}
 	}
-	return net, tr.History(), nil
+	if ck.Path != "" && tr.StepsDone() > saved {
+		keep = save // the trainer's weights, Adam state and history outlive Close
+	}
+	return net, tr.History(), keep, nil
+}
+
+// keepTraining saves the finished training's checkpoint through keep (from
+// Fit; nil: nothing to save) for a run stopped after its training, and
+// returns stop, joined with the save's error if it failed.
+func keepTraining(keep func() error, stop error) error {
+	if keep == nil {
+		return stop
+	}
+	if err := keep(); err != nil {
+		return errors.Join(stop, fmt.Errorf("saving the finished training's checkpoint: %w", err))
+	}
+	return stop
 }
 
 // SolveLFD solves the LFD on embeddings e (n×dim) with the run's metric,
@@ -454,7 +477,8 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 		}
 		ck.Path = filepath.Join(o.Dir, "checkpoint.bin")
 	}
-	rep.Net, rep.History, err = Fit(ctx, cfg, d.Shape, ep.Train.X, ep.TrainLabels, rep.Theta, ep.Seed, ck,
+	var keep func() error
+	rep.Net, rep.History, keep, err = Fit(ctx, cfg, d.Shape, ep.Train.X, ep.TrainLabels, rep.Theta, ep.Seed, ck,
 		func(st train.StepStats) { notify(StepDone{Repeat: r, Stats: st}) })
 	if err != nil {
 		return nil, err
@@ -492,7 +516,7 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	// loses the repeat.
 	for _, m := range methods {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("stopped before evaluating %s: %w", m, context.Cause(ctx))
+			return nil, keepTraining(keep, fmt.Errorf("stopped before evaluating %s: %w", m, context.Cause(ctx)))
 		}
 		t0 := time.Now()
 		var sc eval.Scores
@@ -505,7 +529,7 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("stopped evaluating %s: %w", m, context.Cause(ctx))
+				return nil, keepTraining(keep, fmt.Errorf("stopped evaluating %s: %w", m, context.Cause(ctx)))
 			}
 			msg := OneLine(err)
 			rep.MethodErr[m] = msg
