@@ -34,3 +34,26 @@ func TestWriteReplacesOnlyOnSuccess(t *testing.T) {
 		t.Fatal("no error writing into a missing folder")
 	}
 }
+
+// WriteTemp leaves a complete temporary file beside path (path itself
+// untouched) on success and nothing on failure.
+func TestWriteTemp(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.npy")
+	if _, err := WriteTemp(path, func(w io.Writer) error { return errors.New("fill failed") }); err == nil {
+		t.Fatal("a failed fill gave no error")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("a failed WriteTemp left %d files", len(ents))
+	}
+	tmp, err := WriteTemp(path, func(w io.Writer) error { _, err := w.Write([]byte("abc")); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(tmp); err != nil || string(b) != "abc" || filepath.Dir(tmp) != dir {
+		t.Fatalf("temporary file %s: %q, %v", tmp, b, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("WriteTemp created %s itself (%v)", path, err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/optlayer"
 )
@@ -507,7 +509,7 @@ func writeOutputs(outs []output) (err error) {
 		}
 	}()
 	for _, o := range outs {
-		t, err := writeTemp(o)
+		t, err := atomicfile.WriteTemp(o.path, func(w io.Writer) error { return npy.EncodeFloat64(w, o.data, o.shape...) })
 		if err != nil {
 			return fmt.Errorf("%s %s: %w (nothing written)", o.flag, o.path, err)
 		}
@@ -525,32 +527,4 @@ func writeOutputs(outs []output) (err error) {
 		tmps[k] = ""
 	}
 	return nil
-}
-
-// writeTemp writes o to a new temporary file beside o.path, synced and
-// closed, and returns its name; on failure it removes it.
-func writeTemp(o output) (name string, err error) {
-	f, err := os.CreateTemp(filepath.Dir(o.path), "."+filepath.Base(o.path)+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = npy.EncodeFloat64(f, o.data, o.shape...); err != nil {
-		return "", err
-	}
-	if err = f.Sync(); err != nil {
-		return "", err
-	}
-	if err = f.Close(); err != nil {
-		return "", err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return "", err
-	}
-	return f.Name(), nil
 }
