@@ -18,10 +18,40 @@ type Metric interface {
 // paper's cost.
 type Euclidean struct{}
 
-// Distance returns ‖a − b‖₂.
-func (Euclidean) Distance(a, b []float64) float64 { return math.Sqrt(sqDist(a, b)) }
+// Distance returns ‖a − b‖₂. Where the sum of squares leaves float64's
+// normal range (differences beyond about 1e154 or below about 1e-154) the
+// differences are first divided by the largest of them, as math.Hypot
+// does, so the distance is right at any scale.
+func (Euclidean) Distance(a, b []float64) float64 {
+	s := sqDist(a, b)
+	if s < math.SmallestNonzeroFloat64*(1<<52) || math.IsInf(s, 0) {
+		return euclideanScaled(a, b)
+	}
+	return math.Sqrt(s)
+}
 
-// SquaredEuclidean is ‖a − b‖₂²; it orders neighbours as Euclidean does.
+// euclideanScaled is ‖a − b‖₂ computed as m·‖(a − b)/m‖₂ with m the largest
+// absolute difference.
+func euclideanScaled(a, b []float64) float64 {
+	var m float64
+	for i, v := range a {
+		m = math.Max(m, math.Abs(v-b[i]))
+	}
+	if m == 0 || math.IsInf(m, 0) || math.IsNaN(m) {
+		return m
+	}
+	var s float64
+	for i, v := range a {
+		t := (v - b[i]) / m
+		s += t * t
+	}
+	return m * math.Sqrt(s)
+}
+
+// SquaredEuclidean is ‖a − b‖₂²; it orders neighbours as Euclidean does
+// while the squares stay in float64's range (use Euclidean for features
+// beyond about 1e154 or below about 1e-154: there the squares overflow or
+// underflow and distinct distances tie).
 type SquaredEuclidean struct{}
 
 // Distance returns ‖a − b‖₂².

@@ -106,3 +106,54 @@ func TestMedianDistanceShape(t *testing.T) {
 		t.Fatalf("no rows: %v %v, want 1", m, err)
 	}
 }
+
+// The Euclidean distance is right at any scale: at 1e-170 the squares
+// underflowed to 0 (every training row at distance 0, the first k indices
+// were the neighbours) and at 1e160 they overflowed to +Inf (the same).
+// In the normal range it is bit-identical to √(sqDist).
+func TestEuclideanAnyScale(t *testing.T) {
+	x := []float64{1, 2, 3, -1, -3, -2} // 1-D: three positive, three negative
+	y := []int{0, 0, 0, 1, 1, 1}
+	q := []float64{-2.5, 2.4}
+	for _, scale := range []float64{1, 1e160, 1e-170, 1e300, 1e-300, 1e-320} {
+		xs, qs := make([]float64, len(x)), make([]float64, len(q))
+		for i, v := range x {
+			xs[i] = v * scale
+		}
+		for i, v := range q {
+			qs[i] = v * scale
+		}
+		a, b := []float64{3 * scale, 0}, []float64{0, 4 * scale}
+		if d, want := (Euclidean{}).Distance(a, b), 5*scale; math.Abs(d-want) > 1e-15*want && scale > 1e-300 {
+			t.Fatalf("scale %g: distance %v, want %v", scale, d, want)
+		}
+		c := &KNN{K: 3, Metric: Euclidean{}}
+		if err := c.Fit(xs, 6, 1, y, 2); err != nil {
+			t.Fatal(err)
+		}
+		pred, err := c.Predict(qs, 2)
+		if err != nil || !slices.Equal(pred, []int{1, 0}) {
+			t.Fatalf("scale %g: predictions %v (%v), want [1 0]", scale, pred, err)
+		}
+		// Dr.k-NN with k = 1 and uniform class distributions: the nearest
+		// row decides.
+		third := 1.0 / 3
+		dr := &DrKNN{K: 1, P: []float64{third, third, third, 0, 0, 0, 0, 0, 0, third, third, third}}
+		if err := dr.Fit(xs, 6, 1, y, 2); err != nil {
+			t.Fatal(err)
+		}
+		if pred, err := dr.Predict(qs, 2); err != nil || !slices.Equal(pred, []int{1, 0}) {
+			t.Fatalf("scale %g: Dr.k-NN predictions %v (%v), want [1 0]", scale, pred, err)
+		}
+	}
+	if d := (Euclidean{}).Distance([]float64{1e-300, 2}, []float64{1e-300, 2}); d != 0 {
+		t.Fatalf("equal points: %v, want 0", d)
+	}
+	if d := (Euclidean{}).Distance([]float64{math.Inf(1)}, []float64{0}); !math.IsInf(d, 1) {
+		t.Fatalf("infinite coordinate: %v, want +Inf", d)
+	}
+	a, b := []float64{0.3, -1.7, 2.2, 5, 1}, []float64{1.1, 0.4, -0.9, 2, 3}
+	if d := (Euclidean{}).Distance(a, b); d != math.Sqrt(sqDist(a, b)) {
+		t.Fatalf("normal range: %v, want %v", d, math.Sqrt(sqDist(a, b)))
+	}
+}
