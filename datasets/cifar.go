@@ -128,11 +128,17 @@ func (b *CIFARBatch) toDataset(grey bool) *Dataset {
 		src := b.Pixels[i*3*cifarPixels:]
 		dst := d.X[i*cifarPixels : (i+1)*cifarPixels]
 		for p := range dst {
-			r, g, bl := float32(src[p]), float32(src[cifarPixels+p]), float32(src[2*cifarPixels+p])
-			dst[p] = (0.299*r + 0.587*g + 0.114*bl) / 255
+			dst[p] = cifarLuma(float32(src[p]), float32(src[cifarPixels+p]), float32(src[2*cifarPixels+p]))
 		}
 	}
 	return d
+}
+
+// cifarLuma is the grey value of a CIFAR-10 pixel from its R, G, B bytes
+// (as float32, 0…255): the BT.601 luma in float32, on the [0, 1] scale.
+// ReadCIFAR10 and DecodeReaderImage share it, so they agree bit for bit.
+func cifarLuma(r, g, b float32) float32 {
+	return (0.299*r + 0.587*g + 0.114*b) / 255
 }
 
 // ReadCIFAR10 reads the CIFAR-10 binary batches present in dir (or in

@@ -2,6 +2,8 @@ package datasets
 
 import (
 	"bytes"
+	"image"
+	"image/png"
 	"math"
 	"path/filepath"
 	"slices"
@@ -221,5 +223,55 @@ func BenchmarkReadCIFAR10Test(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// DecodeReaderImage gives a CIFAR-10 image saved as a PNG the reader's
+// sample bit for bit, in colour and grey (data.grey), on the first 2,000
+// real test images. Grey used the one-channel decoder's float64 luma of
+// [0, 1] values, which differs from the reader's float32 luma of the bytes
+// by an ulp on some pixels.
+func TestDecodeReaderImageCIFAR(t *testing.T) {
+	dir, err := datadir.Require("cifar-10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sets [2]*Dataset
+	for i, grey := range []bool{false, true} {
+		if sets[i], err = ReadCIFAR10(dir, CIFAROptions{Grey: grey}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rgb, grey := sets[0], sets[1]
+	n := min(rgb.Len(), 2000)
+	bad := [2]int{}
+	for i := 0; i < n; i++ {
+		src := rgb.Sample(i)
+		img := image.NewNRGBA(image.Rect(0, 0, 32, 32))
+		for p := 0; p < 1024; p++ {
+			for c := 0; c < 3; c++ {
+				img.Pix[4*p+c] = uint8(math.Round(float64(src[c*1024+p]) * 255))
+			}
+			img.Pix[4*p+3] = 255
+		}
+		var buf bytes.Buffer
+		if err := png.Encode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		for k, want := range [][]float32{src, grey.Sample(i)} {
+			got, err := DecodeReaderImage(buf.Bytes(), "cifar10", 3-2*k, 32, 32, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range want {
+				if math.Float32bits(got[j]) != math.Float32bits(want[j]) {
+					bad[k]++
+					break
+				}
+			}
+		}
+	}
+	if bad != [2]int{} {
+		t.Fatalf("of %d images, %d colour and %d grey differ from the reader's samples", n, bad[0], bad[1])
 	}
 }

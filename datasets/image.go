@@ -645,8 +645,12 @@ func DecodeImage(data []byte, channels, height, width int) ([]float32, error) {
 //     then stretched by area averaging;
 //   - imagefolder and npy: DecodeFolderImage (their readers never invert:
 //     invert is an error);
+//   - cifar10: DecodeImage's R, G, B planes, then, for one channel
+//     (data.grey), ReadCIFAR10's float32 luma of the bytes (an image of
+//     another size is stretched first, and its luma is that of the
+//     stretched values); 1 − v when invert;
 //   - any other name (covid-ct, whose reader is DecodeImage's one-channel
-//     preparation, and the readers of non-image files: mnist, cifar10,
+//     preparation, and the readers of non-image files: mnist,
 //     synthetic-images): DecodeImage, then 1 − v when invert.
 func DecodeReaderImage(data []byte, dataset string, channels, height, width int, invert bool) ([]float32, error) {
 	if channels != 1 && channels != 3 || height < 1 || width < 1 {
@@ -676,6 +680,19 @@ func DecodeReaderImage(data []byte, dataset string, channels, height, width int,
 				return nil, err
 			}
 			out = g.X
+		}
+	case "cifar10":
+		if out, err = DecodeImage(data, 3, height, width); err != nil {
+			return nil, err
+		}
+		if channels == 1 {
+			// The reader's luma of the bytes: v·255 gives back the byte
+			// exactly for v = byte/255 (an image of the reader's 32×32).
+			plane := height * width
+			for p := range plane {
+				out[p] = cifarLuma(out[p]*255, out[plane+p]*255, out[2*plane+p]*255)
+			}
+			out = out[:plane:plane]
 		}
 	default:
 		if out, err = DecodeImage(data, channels, height, width); err != nil {

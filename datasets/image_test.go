@@ -352,7 +352,7 @@ func FuzzDecodeReaderImage(f *testing.F) {
 		if len(data) > 1<<16 {
 			return
 		}
-		for _, reader := range []string{"miniimagenet", "omniglot", "imagefolder", "covid-ct", "mnist"} {
+		for _, reader := range []string{"miniimagenet", "omniglot", "imagefolder", "covid-ct", "mnist", "cifar10"} {
 			for _, c := range []int{1, 3} {
 				for _, invert := range []bool{false, true} {
 					out, err := DecodeReaderImage(data, reader, c, 4, 5, invert)
