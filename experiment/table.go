@@ -47,8 +47,35 @@ type CellOutcome struct {
 	Name    string // e.g. "mnist-2w5s"
 	Config  string // config file used ("NAME.yaml (shipped)": the copy built into the binary)
 	Results *Results
-	Skipped string // why the cell could not be run
-	Reused  bool   // -resume: the cell's results.json was reused, nothing ran
+	// Skipped says why the cell has no results: its data set is absent
+	// ("data not available: …"), or it ran and failed as a whole
+	// ("failed: …", with Failed set).
+	Skipped string
+	// Failed is the error of a cell that ran and failed as a whole (every
+	// repeat failed, or its run did): the table is written without it.
+	Failed string
+	Reused bool // -resume: the cell's results.json was reused, nothing ran
+}
+
+// Failures are the cell's failures, one line each naming the cell: the
+// whole cell's ("mnist-2w5s: repeat 1: …"), or those its results record
+// — a method on a repeat ("mnist-2w5s: repeat 3: metaoptnet: …"), a whole
+// repeat ("mnist-2w5s: repeat 5: …"). None for a cell skipped because its
+// data set is absent.
+func (o CellOutcome) Failures() []string { return cellFailures(o.Name, o.Failed, o.Results) }
+
+func cellFailures(name, failed string, res *Results) []string {
+	if failed != "" {
+		return []string{"cell " + name + ": " + failed}
+	}
+	if res == nil {
+		return nil
+	}
+	var lines []string
+	for _, e := range res.Errors {
+		lines = append(lines, "cell "+name+": "+OneLine(errors.New(e)))
+	}
+	return lines
 }
 
 // configName maps the table's data set names to config files.
@@ -115,7 +142,10 @@ func wanted(only []string, c eval.Column) bool {
 // with its config, all methods, and writes table.md and table.csv. A cell
 // whose data set is absent (datasets.ErrNotFound) is skipped and reported
 // with the reason; a data set that is there but unreadable fails the run
-// with the reader's message. Each cell's repeats run in parallel (config
+// with the reader's message. A cell that fails as a whole (every repeat
+// failed) is recorded (CellOutcome.Failed) and the others run; a method or
+// repeat that fails is recorded in its cell's results; the table lists
+// both (CellOutcome.Failures). Each cell's repeats run in parallel (config
 // key workers); results never depend on the worker count. When ctx is
 // cancelled the running cell stops after its current training step
 // (keeping its checkpoints) and RunTable returns an error without writing
@@ -227,8 +257,17 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		if err == nil && res == nil {
 			err = errors.New("no results and no error (a bug: the cell would pass for skipped)")
 		}
+		if err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err) // interrupted: no table
+		}
 		if err != nil {
-			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+			// The cell failed as a whole (e.g. every repeat failed): it is
+			// reported, and the other cells and the table go on.
+			o.Failed = OneLine(err)
+			o.Skipped = "failed: " + o.Failed
+			outs = append(outs, o)
+			notify(CellDone{o})
+			continue
 		}
 		o.Results = res
 		outs = append(outs, o)
@@ -459,7 +498,11 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			ps = fmt.Sprintf("%.3f", paper)
 		}
 		if o.Results == nil {
-			fmt.Fprintf(&md, "| %s | not run | %s | – | – | – |\n", o.Name, ps)
+			what := "not run"
+			if o.Failed != "" {
+				what = "failed"
+			}
+			fmt.Fprintf(&md, "| %s | %s | %s | – | – | – |\n", o.Name, what, ps)
 			continue
 		}
 		r, evaluated := o.Results.Methods["drknn"]
@@ -489,7 +532,7 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 	if len(skipped) > 0 {
 		md.WriteString("\n## Cells not run\n\n")
 		for _, o := range skipped {
-			fmt.Fprintf(&md, "- %s: %s\n", o.Name, o.Skipped)
+			fmt.Fprintf(&md, "- %s: %s\n", o.Name, o.Skipped) // "failed: …" for a cell that failed
 		}
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "table.md"), md.Bytes()); err != nil {
@@ -501,7 +544,7 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 		"log_loss", "log_loss_ci95", "ece", "ece_ci95"})
 	for _, o := range outs {
 		if o.Results == nil {
-			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), "", "", "", "", "", "skipped: " + o.Skipped,
+			w.Write([]string{configName(o.Column.Dataset), strconv.Itoa(o.Column.M), strconv.Itoa(o.Column.K), "", "", "", "", "", noResultsStatus(o.Skipped, o.Failed),
 				"", "", "", ""})
 			continue
 		}
@@ -526,7 +569,15 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 	return atomicfile.WriteBytes(filepath.Join(opts.OutDir, "table-paired.csv"), pairedCSV(outs))
 }
 
-// csvNum formats a table value with 4 decimals ("" for NaN: one repeat).
+// noResultsStatus is the CSV status of a cell without results: "failed:
+// …" for one that failed, "skipped: …" for one whose data is absent.
+func noResultsStatus(skipped, failed string) string {
+	if failed != "" {
+		return "failed: " + failed
+	}
+	return "skipped: " + skipped
+}
+
 // csvStatus is a CSV row's status column: "ok", or the failure and how
 // many of the units (repeats, tasks) it cost.
 func csvStatus(r MethodResult, units string) string {
@@ -536,6 +587,7 @@ func csvStatus(r MethodResult, units string) string {
 	return fmt.Sprintf("failed on %d of %d %s: %s", len(r.Failed), len(r.PerRepeat), units, r.Error)
 }
 
+// csvNum formats a table value with 4 decimals ("" for NaN: one repeat).
 func csvNum(v float64) string {
 	if math.IsNaN(v) {
 		return ""

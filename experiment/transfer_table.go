@@ -66,9 +66,20 @@ type TransferOutcome struct {
 	Cell    TransferCell
 	Config  string
 	Results *Results
+	// Skipped says why the cell has no results: its data set is absent
+	// ("data not available: …"), or it ran and failed as a whole
+	// ("failed: …", with Failed set).
 	Skipped string
-	Reused  bool // -resume: the cell's results.json was reused, nothing ran
+	// Failed is the error of a cell that ran and failed as a whole: the
+	// table is written without it.
+	Failed string
+	Reused bool // -resume: the cell's results.json was reused, nothing ran
 }
+
+// Failures are the cell's failures, one line each naming the cell (see
+// CellOutcome.Failures): the whole cell's, or a method's on a task
+// ("mnist-5w1s: task 3: drknn: …") and a training's its results record.
+func (o TransferOutcome) Failures() []string { return cellFailures(o.Cell.Name(), o.Failed, o.Results) }
 
 // RunTransferTable runs every cell of the transfer table with the configs
 // ConfigDir/<data set>-transfer.yaml (ways and shots set per cell), all
@@ -77,7 +88,10 @@ type TransferOutcome struct {
 // embeddings of a data set are trained once, by its first cell, in
 // OutDir/train/<data set>, and shared by its other cells; each cell's
 // results.json and export go to OutDir/cells/<cell>. Absent data sets are
-// skipped with the reason; corrupt ones fail the run. Writes
+// skipped with the reason; corrupt ones fail the run. A cell that fails as
+// a whole is recorded (TransferOutcome.Failed) and the others run; the
+// table lists it and the failures of methods and trainings the cells'
+// results record (TransferOutcome.Failures). Writes
 // OutDir/transfer.md and OutDir/transfer.csv. opts.Resume reuses the cells
 // whose results.json was made with the cell's config (another config is an
 // ErrConfig) and continues stopped trainings; without it the training
@@ -173,8 +187,20 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 		// The first cell of a data set trains; the others find its
 		// finished checkpoints (same key) and reuse them.
 		res, err := RunTransferData(ctx, cfg, d, TransferOptions{Options: Options{OutDir: dir, Resume: true, Observer: notify}, TrainDir: trainDir})
+		if err == nil && res == nil {
+			err = errors.New("no results and no error (a bug: the cell would pass for skipped)")
+		}
+		if err != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err) // interrupted: no table
+		}
 		if err != nil {
-			return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+			// The cell failed as a whole: it is reported, and the other
+			// cells and the table go on.
+			o.Failed = OneLine(err)
+			o.Skipped = "failed: " + o.Failed
+			outs = append(outs, o)
+			notify(TransferCellDone{o})
+			continue
 		}
 		o.Results = res
 		outs = append(outs, o)
@@ -232,7 +258,11 @@ func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Dur
 	md.WriteString(strings.Repeat("---|", len(methods)+3) + "\n")
 	for _, o := range outs {
 		if o.Results == nil {
-			fmt.Fprintf(&md, "| %s | not run |%s\n", o.Cell.Name(), strings.Repeat(" |", len(methods)+3))
+			what := "not run"
+			if o.Failed != "" {
+				what = "failed"
+			}
+			fmt.Fprintf(&md, "| %s | %s |%s\n", o.Cell.Name(), what, strings.Repeat(" |", len(methods)+3))
 			continue
 		}
 		r := o.Results
@@ -282,7 +312,7 @@ func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Dur
 	for _, o := range outs {
 		c := o.Cell
 		if o.Results == nil {
-			w.Write([]string{c.Dataset, strconv.Itoa(c.Ways), strconv.Itoa(c.Shots), "", "", "", "", "", "", "skipped: " + o.Skipped})
+			w.Write([]string{c.Dataset, strconv.Itoa(c.Ways), strconv.Itoa(c.Shots), "", "", "", "", "", "", noResultsStatus(o.Skipped, o.Failed)})
 			continue
 		}
 		for _, m := range methods {

@@ -21,7 +21,16 @@
 // writes transfer.md and transfer.csv; its -resume continues stopped
 // trainings.
 //
-// Exit status: 0 done, 1 failed, 2 bad usage or config, 130 interrupted.
+// A method that fails on a repeat (or task), a repeat that fails as a
+// whole, and a cell that fails as a whole (every repeat failed) are
+// recorded — table.md and the status column of table.csv say why — and
+// the other cells complete: the table is written in full, every failure is
+// printed on stderr (one line each, naming the cell, the repeat and the
+// method), and the exit status is 3.
+//
+// Exit status: 0 done; 1 failed (no table written); 2 bad usage, config
+// or output folder; 3 done, but some cells, repeats or methods failed (the
+// table is written; the failures are listed on stderr); 130 interrupted.
 package main
 
 import (
@@ -106,11 +115,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		opts.Only = strings.Split(*only, ",")
 	}
 	file := "table.md"
+	var failed []string
 	if *transfer {
 		file = "transfer.md"
-		_, err = experiment.RunTransferTable(ctx, opts)
+		var outs []experiment.TransferOutcome
+		outs, err = experiment.RunTransferTable(ctx, opts)
+		for _, o := range outs {
+			failed = append(failed, o.Failures()...)
+		}
 	} else {
-		_, err = experiment.RunTable(ctx, opts)
+		var outs []experiment.CellOutcome
+		outs, err = experiment.RunTable(ctx, opts)
+		for _, o := range outs {
+			failed = append(failed, o.Failures()...)
+		}
 	}
 	rep.Close()
 	if errors.Is(err, context.Canceled) {
@@ -122,9 +140,29 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, filepath.Join(dir, file))
-	return nil
+	path := filepath.Join(dir, file)
+	fmt.Fprintln(stdout, path)
+	if len(failed) == 0 {
+		return nil
+	}
+	for _, f := range failed {
+		fmt.Fprintf(stderr, "drknn-table: failed: %s\n", f)
+	}
+	return incomplete{n: len(failed), path: path}
 }
+
+// incomplete is the error of a table that was written with failures
+// recorded in it: exit status 3 (drknn-train's convention).
+type incomplete struct {
+	n    int
+	path string
+}
+
+func (e incomplete) Error() string {
+	return fmt.Sprintf("%d failure(s) recorded in %s (listed above; those cells or methods have no accuracy there); the rest of the table completed", e.n, e.path)
+}
+
+func (incomplete) ExitCode() int { return 3 }
 
 // commitInfo names the checkout's commit for table.md ("" outside git).
 func commitInfo() string {

@@ -210,3 +210,72 @@ func TestTransferResume(t *testing.T) {
 		t.Fatalf("transfer.md:\n%s", md)
 	}
 }
+
+// TestFailuresExit3: a method that fails in a cell (kernel_smoothing with
+// a bandwidth too small for float64, on every repeat of both quick Lung
+// Cancer cells) used to leave the exit status 0, the failure only in
+// table.csv's status. The table is written in full, each failure is one
+// line on stderr naming the cell, repeat and method, and the exit status
+// is 3.
+func TestFailuresExit3(t *testing.T) {
+	out := t.TempDir()
+	code, so, se := table(t, "-quick", "-only", "lung-cancer", "-configs", configsDir, "-set", "eval.bandwidth=1e-200",
+		"-set", "eval.methods=[drknn,kernel_smoothing]", "-out", out)
+	if code != 3 || strings.TrimSpace(so) != filepath.Join(out, "table.md") {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, so, se)
+	}
+	for _, cell := range []string{"lung-cancer-3w5s", "lung-cancer-3w8s"} {
+		if n := strings.Count(se, "drknn-table: failed: cell "+cell+": repeat 1: kernel_smoothing: eval: kernel bandwidth h = 1e-200 is too small"); n != 1 {
+			t.Errorf("%s: %d failure lines on stderr:\n%s", cell, n, se)
+		}
+	}
+	if !strings.Contains(se, "drknn-table: 2 failure(s) recorded in "+filepath.Join(out, "table.md")) {
+		t.Errorf("stderr %s", se)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil || !strings.Contains(string(md), "| lung-cancer-3w5s | 0.") || !strings.Contains(string(md), "| lung-cancer-3w8s | 0.") {
+		t.Fatalf("table.md: %v\n%s", err, md)
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "table.csv"))
+	if err != nil || strings.Count(string(csv), "kernel_smoothing,,,") != 2 || strings.Count(string(csv), ",ok,") != 2 {
+		t.Fatalf("table.csv: %v\n%s", err, csv)
+	}
+}
+
+// TestCellFailsExit3: a cell that fails as a whole (its MLP's training
+// overflows at train.lr = 1e300, on every repeat) used to stop the table
+// with exit 1 and no table.md. Now it is recorded — "failed" in table.md,
+// its reason in table.csv —, the other cells run, and the exit status is 3
+// with the failure on stderr; so with -transfer (both MNIST cells).
+func TestCellFailsExit3(t *testing.T) {
+	out := t.TempDir()
+	code, so, se := table(t, "-quick", "-only", "lung-cancer", "-configs", configsDir, "-set", "model.kind=mlp", "-set", "train.lr=1e300", "-out", out)
+	if code != 3 || strings.TrimSpace(so) != filepath.Join(out, "table.md") ||
+		!strings.Contains(se, "drknn-table: failed: cell lung-cancer-3w5s: repeat 1: train: ") || !strings.Contains(se, "drknn-table: failed: cell lung-cancer-3w8s: repeat 1: train: ") {
+		t.Fatalf("exit %d, stdout %q, stderr %s", code, so, se)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil || !strings.Contains(string(md), "| lung-cancer-3w5s | failed |") || !strings.Contains(string(md), "| lung-cancer-3w8s | failed |") ||
+		!strings.Contains(string(md), "- lung-cancer-3w5s: failed: repeat 1: train: ") {
+		t.Fatalf("table.md: %v\n%s", err, md)
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "table.csv"))
+	if err != nil || !strings.Contains(string(csv), "lung-cancer,3,8,,,,,,\"failed: repeat 1: train: ") {
+		t.Fatalf("table.csv: %v\n%s", err, csv)
+	}
+
+	out = t.TempDir()
+	code, so, se = table(t, "-transfer", "-quick", "-only", "mnist", "-configs", configsDir, "-set", "train.lr=1e300", "-out", out)
+	if code != 3 || strings.TrimSpace(so) != filepath.Join(out, "transfer.md") ||
+		!strings.Contains(se, "drknn-table: failed: cell mnist-5w1s: ") || !strings.Contains(se, "drknn-table: failed: cell mnist-5w5s: ") {
+		t.Fatalf("-transfer: exit %d, stdout %q, stderr %s", code, so, se)
+	}
+	md, err = os.ReadFile(filepath.Join(out, "transfer.md"))
+	if err != nil || !strings.Contains(string(md), "| mnist-5w1s | failed |") || !strings.Contains(string(md), "| mnist-5w5s | failed |") {
+		t.Fatalf("transfer.md: %v\n%s", err, md)
+	}
+	csv, err = os.ReadFile(filepath.Join(out, "transfer.csv"))
+	if err != nil || !strings.Contains(string(csv), "mnist,5,5,,,,,,,\"failed: ") {
+		t.Fatalf("transfer.csv: %v\n%s", err, csv)
+	}
+}
