@@ -51,12 +51,12 @@ func ReadNPY(dir string) (*Dataset, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
-	ya, err := npy.Read(yPath)
+	ya, err := npy.ReadInts(yPath)
 	if err != nil {
 		return nil, classify(err)
 	}
-	if len(xa.Shape) < 1 || xa.Shape[0] < 1 {
-		return nil, corruptf("npy: %s: shape %v, want n×… with n ≥ 1 samples", xPath, xa.Shape)
+	if err := npyRows(xa, xPath); err != nil {
+		return nil, err
 	}
 	n := xa.Shape[0]
 	if len(ya.Shape) != 1 || ya.Shape[0] != n {
@@ -117,8 +117,8 @@ func ReadNPY(dir string) (*Dataset, error) {
 // otherwise they stay (NaN, ±Inf), for the caller to judge sample by
 // sample.
 func npySamples(xa *npy.Array, path string, rejectNonFinite bool) (x []float32, shape []int, note string, err error) {
-	if len(xa.Shape) < 1 || xa.Shape[0] < 1 {
-		return nil, nil, "", corruptf("npy: %s: shape %v, want n×… with n ≥ 1 samples", path, xa.Shape)
+	if err := npyRows(xa, path); err != nil {
+		return nil, nil, "", err
 	}
 	n := xa.Shape[0]
 	if x, err = xa.Float32(rejectNonFinite); err != nil {
@@ -153,6 +153,19 @@ func npySamples(xa *npy.Array, path string, rejectNonFinite bool) (x []float32, 
 		}
 	}
 	return x, shape, note, nil
+}
+
+// npyRows refuses an array of samples read from path that is not n×…
+// with n ≥ 1: a scalar, or a file that holds no rows (in the words every
+// reader of inputs uses: "PATH holds no rows").
+func npyRows(xa *npy.Array, path string) error {
+	switch {
+	case len(xa.Shape) < 1:
+		return corruptf("npy: %s: shape %v (a scalar), want n×… with n ≥ 1 samples", path, xa.Shape)
+	case xa.Shape[0] < 1:
+		return corruptf("npy: %s holds no rows (shape %v); want n×… with n ≥ 1 samples", path, xa.Shape)
+	}
+	return nil
 }
 
 // ReadNPYSamples reads a .npy file of n samples (n×…) exactly as ReadNPY

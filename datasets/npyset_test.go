@@ -179,7 +179,19 @@ func TestNPYBadInput(t *testing.T) {
 		{"class never used", x, y, "a\nb\nc\n", ErrCorrupt, `never uses label 2 ("c")`},
 		{"duplicate class", x, y, "a\na\n", ErrCorrupt, "both name"},
 		{"empty class line", x, y, "a\n\nb\n", ErrCorrupt, "line 2 is empty"},
-		{"no samples", npyFile("<f4", []int{0, 2}, nil), npyFile("<i8", []int{0}, nil), "", ErrCorrupt, "n ≥ 1"},
+		{"no samples", npyFile("<f4", []int{0, 2}, nil), npyFile("<i8", []int{0}, nil), "", ErrCorrupt, "X.npy holds no rows (shape [0 2])"},
+		// the dtype found, by NumPy's name, and what is accepted — for the
+		// labels the integer dtypes, not X's floats
+		{"float labels named", x, npyFile("<f8", []int{2}, i64le(0, 1)), "", ErrCorrupt,
+			`y.npy: unsupported dtype "<f8" (float64): want an integer dtype (int8, int16, int32, int64 or uint8 … uint64)`},
+		{"object labels", x, npyFile("|O", []int{2}, make([]byte, 16)), "", ErrCorrupt,
+			`y.npy: unsupported dtype "|O" (Python objects): want an integer dtype (`},
+		{"big-endian float16 labels", x, npyFile(">f2", []int{2}, make([]byte, 4)), "", ErrCorrupt,
+			`y.npy: unsupported dtype ">f2" (float16, big-endian): want an integer dtype (`},
+		{"complex X", npyFile("<c8", []int{2, 2}, make([]byte, 32)), y, "", ErrCorrupt,
+			`X.npy: unsupported dtype "<c8" (complex64): want float64, float32, or a signed or unsigned integer of 1, 2, 4 or 8 bytes`},
+		{"string X", npyFile("<U1", []int{2, 2}, make([]byte, 16)), y, "", ErrCorrupt,
+			`X.npy: unsupported dtype "<U1" (Unicode strings of 1 character): want float64, float32`},
 		{"RGBA channels-last", npyFile("|u1", []int{2, 5, 5, 4}, make([]byte, 2*5*5*4)), y, "", ErrCorrupt, "shape [2 5 5 4] looks like n×H×W×4 RGBA images"},
 	} {
 		dir := t.TempDir()
@@ -199,5 +211,17 @@ func TestNPYBadInput(t *testing.T) {
 	}
 	if _, err := Load("npy", filepath.Join(t.TempDir(), "nothere"), Options{}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing folder: %v", err)
+	}
+}
+
+// TestReadNPYSamplesNoRows: the reader words a file of no rows as every
+// input reader does ("PATH holds no rows"), for every caller (drknn-predict
+// -npy used to read the header again to say so).
+func TestReadNPYSamplesNoRows(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x0.npy")
+	writeTestFile(t, p, npyFile("<f4", []int{0, 3, 4}, nil))
+	_, _, _, err := ReadNPYSamples(p)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p+" holds no rows (shape [0 3 4])") {
+		t.Fatalf("ReadNPYSamples of no rows: %v", err)
 	}
 }

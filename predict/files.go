@@ -22,6 +22,7 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/errkind"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/internal/par"
 	_ "golang.org/x/image/bmp"  // registered for image.DecodeConfig
@@ -478,9 +479,10 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 	}
 	x, n, got, err := datasets.ReadNPYSamples(path)
 	if err != nil {
-		if shape := npyShape(path); len(shape) > 0 && shape[0] == 0 {
-			// as the other inputs (the reader says "want n ≥ 1 samples")
-			return nil, fmt.Errorf("%w: %s holds no rows (shape %v)", ErrInput, path, shape)
+		// the reader names the file, and says "PATH holds no rows" for
+		// one of none, as the other inputs
+		if errors.Is(err, datasets.ErrCorrupt) {
+			err = errkind.Mark(ErrInput, err)
 		}
 		return nil, err
 	}
@@ -508,21 +510,6 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 		out[i] = s
 	}
 	return out, nil
-}
-
-// npyShape is the shape the header of the .npy at path announces (nil when
-// it cannot be read).
-func npyShape(path string) []int {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	h, err := npy.ReadHeader(bufio.NewReader(f))
-	if err != nil {
-		return nil
-	}
-	return h.Shape
 }
 
 // ExpandImages lists the image files that paths mean: a file is taken as

@@ -20,10 +20,19 @@ type Array struct {
 // Decode reads a .npy array of any rank (a rank-0 scalar included) from r.
 // Fortran-order data are reordered into C order. The checks are those of
 // the rank-1/2 readers: magic, version, header, dtype, exact length.
-func Decode(r io.Reader) (*Array, error) {
+func Decode(r io.Reader) (*Array, error) { return decode(r, false) }
+
+// decode is Decode; ints takes integer dtypes only (ReadInts).
+func decode(r io.Reader, ints bool) (*Array, error) {
 	h, err := ReadHeader(r)
+	if err != nil && ints {
+		return nil, withWant(err, intDtype)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if ints && h.Kind == Float {
+		return nil, &DtypeError{Descr: h.Descr, Want: intDtype}
 	}
 	b, err := readPayload(r, h)
 	if err != nil {
@@ -41,13 +50,20 @@ func Decode(r io.Reader) (*Array, error) {
 }
 
 // Read reads the .npy file at path with Decode; errors name the file.
-func Read(path string) (*Array, error) {
+func Read(path string) (*Array, error) { return read(path, false) }
+
+// ReadInts is Read for an array of an integer dtype (such as labels): a
+// float or any other dtype is an error that names the dtype and says the
+// integer dtypes are wanted.
+func ReadInts(path string) (*Array, error) { return read(path, true) }
+
+func read(path string, ints bool) (*Array, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
 	defer f.Close()
-	a, err := Decode(newFileReader(f, 1<<16))
+	a, err := decode(newFileReader(f, 1<<16), ints)
 	if err != nil {
 		return nil, fmt.Errorf("npy: %s: %w", path, err)
 	}
@@ -140,7 +156,7 @@ func (a *Array) Float32(rejectNonFinite bool) ([]float32, error) {
 // array, or a uint64 element above the int64 range, is an error.
 func (a *Array) Int64() ([]int64, error) {
 	if a.Kind == Float {
-		return nil, fmt.Errorf("%w %q: want an integer dtype", ErrDtype, a.Descr)
+		return nil, &DtypeError{Descr: a.Descr, Want: intDtype}
 	}
 	out := make([]int64, a.Len())
 	for i := range out {

@@ -33,6 +33,115 @@ var (
 	ErrNonFinite = errors.New("non-finite value")
 )
 
+// DtypeError is a dtype a reader does not take: errors.Is(err, ErrDtype)
+// holds, and the message names the dtype as the header writes it, its
+// NumPy name (DtypeName), and what the reader accepts.
+type DtypeError struct {
+	Descr string // as the header writes it, e.g. "<f4"
+	Want  string // what the reader accepts, e.g. "int64 or int32"
+}
+
+func (e *DtypeError) Error() string {
+	return fmt.Sprintf("%v %q (%s): want %s", ErrDtype, e.Descr, DtypeName(e.Descr), e.Want)
+}
+
+// Is makes errors.Is(err, ErrDtype) hold.
+func (e *DtypeError) Is(target error) bool { return target == ErrDtype }
+
+// anyDtype is what the package reads at all (Decode, ReadHeader);
+// intDtype what ReadInts and Array.Int64 take.
+const (
+	anyDtype = "float64, float32, or a signed or unsigned integer of 1, 2, 4 or 8 bytes"
+	intDtype = "an integer dtype (int8, int16, int32, int64 or uint8 … uint64)"
+)
+
+// withWant returns err with what the caller accepts when err is a
+// DtypeError (its message then lists only what that reader takes), and
+// err unchanged otherwise.
+func withWant(err error, want string) error {
+	var de *DtypeError
+	if errors.As(err, &de) {
+		return &DtypeError{Descr: de.Descr, Want: want}
+	}
+	return err
+}
+
+// DtypeName names a dtype string as NumPy does, for messages: "<f4" →
+// "float32", ">i8" → "int64, big-endian", "|b1" → "bool", "<c16" →
+// "complex128", "|O" → "Python objects", "<U3" → "Unicode strings of 3
+// characters"; a string that is no NumPy dtype is "not a NumPy dtype".
+func DtypeName(descr string) string {
+	if descr == "" {
+		return "not a NumPy dtype"
+	}
+	order, rest := "", descr
+	switch descr[0] {
+	case '<', '|', '=':
+		rest = descr[1:]
+	case '>':
+		order, rest = ", big-endian", descr[1:]
+	}
+	if rest == "" {
+		return "not a NumPy dtype"
+	}
+	code, size := rest[0], rest[1:]
+	unit := ""
+	if i := strings.IndexByte(size, '['); i >= 0 && strings.HasSuffix(size, "]") {
+		size, unit = size[:i], size[i:]
+		for _, r := range unit[1 : len(unit)-1] {
+			if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9') {
+				return "not a NumPy dtype" // a unit is letters and digits: ns, 10s, D
+			}
+		}
+	}
+	n, err := strconv.Atoi(size)
+	if size == "" {
+		n, err = 0, nil
+	}
+	if err != nil || n < 0 || n > 1<<20 {
+		return "not a NumPy dtype"
+	}
+	bits := func(name string) string {
+		if n == 0 {
+			return "not a NumPy dtype"
+		}
+		return fmt.Sprintf("%s%d%s", name, 8*n, order)
+	}
+	switch code {
+	case 'f':
+		return bits("float")
+	case 'i':
+		return bits("int")
+	case 'u':
+		return bits("uint")
+	case 'c':
+		return bits("complex")
+	case 'b', '?':
+		return "bool"
+	case 'O':
+		return "Python objects"
+	case 'U':
+		return "Unicode strings of " + count(n, "character")
+	case 'S', 'a':
+		return "byte strings of " + count(n, "byte")
+	case 'V':
+		return "raw records of " + count(n, "byte")
+	case 'M':
+		return "datetime64" + unit
+	case 'm':
+		return "timedelta64" + unit
+	}
+	return "not a NumPy dtype"
+}
+
+// count is "1 byte", "3 bytes".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // magic opens every .npy file.
 const magic = "\x93NUMPY"
 
@@ -77,7 +186,7 @@ func (h *Header) Len() int {
 // little-endian, the order of every machine NumPy is built for that writes
 // '='; '|', "not applicable", is only valid for one-byte types).
 func parseDescr(s string) (kind Kind, size int, big bool, err error) {
-	bad := fmt.Errorf("%w %q (want float64, float32, or a signed or unsigned integer of 1, 2, 4 or 8 bytes)", ErrDtype, s)
+	bad := &DtypeError{Descr: s, Want: anyDtype}
 	if len(s) != 3 {
 		return 0, 0, false, bad
 	}

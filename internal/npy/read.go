@@ -199,10 +199,10 @@ func readArray(r io.Reader, kind Kind, want string) (*Header, []byte, binary.Byt
 func readArrayHeader(r io.Reader, kind Kind, want string) (*Header, error) {
 	h, err := ReadHeader(r)
 	if err != nil {
-		return nil, err
+		return nil, withWant(err, want)
 	}
 	if h.Kind != kind || h.Size != 4 && h.Size != 8 {
-		return nil, fmt.Errorf("%w %q: want %s", ErrDtype, h.Descr, want)
+		return nil, &DtypeError{Descr: h.Descr, Want: want}
 	}
 	if err := checkRank(h); err != nil {
 		return nil, err
