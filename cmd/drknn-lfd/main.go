@@ -36,7 +36,9 @@
 // skips that certificate (O(n²) time; lower_bound is then 1). With -grad-p the
 // gradient is the blocked map's: costs between blocks do not enter it.
 // Bad input gives one line on standard error, exit status 2 and no output
-// file; a solve stopped by -max-iter before its gap reaches -tol exits 3
+// file — also a -grad-p of values so large that the gradient overflows
+// float64 (huge values whose gradient fits are solved scaled down and
+// scaled back); a solve stopped by -max-iter before its gap reaches -tol exits 3
 // (gap on standard error, nothing written) unless -allow-uncertified.
 // Outputs are written to temporary names and renamed only when all are complete;
 // an output that is an input (through links too), an output folder that does not

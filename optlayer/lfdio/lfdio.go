@@ -340,13 +340,24 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 	var grad []float64
 	gradCols := prob.N
 	if gradP != nil {
-		if grad, err = res.VJP(gradP); err != nil {
-			return nil, nil, nil, 0, fmt.Errorf("gradient: %w", err)
+		vjp := func(g []float64) ([]float64, error) {
+			gc, err := res.VJP(g)
+			if err != nil {
+				return nil, fmt.Errorf("gradient: %w", err)
+			}
+			if prob.Features == nil {
+				return gc, nil
+			}
+			gx, err := res.FeatureGrad(gc)
+			if err != nil {
+				return nil, fmt.Errorf("feature gradient: %w", err)
+			}
+			return gx, nil
+		}
+		if grad, err = r.gradient(gradP, res.M, prob.Features != nil, vjp); err != nil {
+			return nil, nil, nil, 0, err
 		}
 		if prob.Features != nil {
-			if grad, err = res.FeatureGrad(grad); err != nil {
-				return nil, nil, nil, 0, fmt.Errorf("feature gradient: %w", err)
-			}
 			gradCols = prob.Dim
 		}
 	}
@@ -378,17 +389,75 @@ func (r *Request) solveBlocks(prob *optlayer.Problem, gradP []float64, set *optl
 	if gradP == nil {
 		return &answer{p: res.P, m: res.M}, sum, nil, 0, nil
 	}
-	grad, cols := []float64(nil), prob.N
-	if prob.Features != nil {
-		grad, err = res.FeatureVJP(gradP)
-		cols = prob.Dim
-	} else {
-		grad, err = res.VJP(gradP)
+	cols := prob.N
+	vjp := func(g []float64) ([]float64, error) {
+		var grad []float64
+		var err error
+		if prob.Features != nil {
+			grad, err = res.FeatureVJP(g)
+		} else {
+			grad, err = res.VJP(g)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("gradient: %w", err)
+		}
+		return grad, nil
 	}
+	if prob.Features != nil {
+		cols = prob.Dim
+	}
+	grad, err := r.gradient(gradP, res.M, prob.Features != nil, vjp)
 	if err != nil {
-		return nil, nil, nil, 0, fmt.Errorf("gradient: %w", err)
+		return nil, nil, nil, 0, err
 	}
 	return &answer{p: res.P, m: res.M}, sum, grad, cols, nil
+}
+
+// gradient is vjp(gradP), the gradient (a linear map of gradP, M×n) that
+// -grad-out gets. When it fails or is not finite and gradP holds values
+// beyond ±1 — finite but huge ones, 1e308, overflow the map's intermediate
+// sums — it is computed again for gradP scaled down by a power of two
+// (exactly, the map being linear) and scaled back up: a gradient that is
+// then finite is the answer; one that overflows float64 even so is bad
+// input, naming the -grad-p file and its largest value. A failure that
+// scaling does not explain is vjp's own error (or a non-finite gradient,
+// which Run reports).
+func (r *Request) gradient(gradP []float64, m int, features bool, vjp func([]float64) ([]float64, error)) ([]float64, error) {
+	grad, err := vjp(gradP)
+	if err == nil && finite(grad) {
+		return grad, nil
+	}
+	big, at := 0.0, 0
+	for k, v := range gradP {
+		if a := math.Abs(v); a > big {
+			big, at = a, k
+		}
+	}
+	if !(big > 1) || math.IsInf(big, 0) {
+		return grad, err
+	}
+	_, e := math.Frexp(big) // big = f·2^e, f in [0.5, 1): the scaled values are within ±1
+	scaled := make([]float64, len(gradP))
+	for k, v := range gradP {
+		scaled[k] = math.Ldexp(v, -e)
+	}
+	g, serr := vjp(scaled)
+	if serr != nil || !finite(g) {
+		return grad, err // not the size of gradP
+	}
+	for k, v := range g {
+		g[k] = math.Ldexp(v, e)
+	}
+	if finite(g) {
+		return g, nil
+	}
+	what := "∂L/∂C"
+	if features {
+		what = "∂L/∂X"
+	}
+	n := len(gradP) / m
+	return nil, inputf("-grad-p %s: element (%d, %d) = %g: the gradient %s of values this large overflows float64 (nothing written); scale ∂L/∂P down",
+		r.GradPPath, at/n, at%n, gradP[at], what)
 }
 
 // solveError wraps an error of the solver: bad input (optlayer.ErrInvalid)
