@@ -194,6 +194,15 @@ func (r *Request) load(metric optlayer.Metric) (*optlayer.Problem, []float64, er
 		labels[i] = int(v)
 		m = max(m, int(v)+1)
 	}
+	count := make([]int, m)
+	for _, c := range labels {
+		count[c]++
+	}
+	for c, k := range count {
+		if k == 0 {
+			return nil, nil, inputf("-labels %s: class %d has no point: labels must be 0…M−1 with every class present (M = %d, from the largest label %d)", r.LabelsPath, c, m, m-1)
+		}
+	}
 	prob := &optlayer.Problem{N: n, Labels: labels, Theta: r.Theta, Metric: metric}
 	if r.CostPath != "" {
 		c, rows, cols, err := npy.ReadMatrix(r.CostPath, true)
@@ -218,7 +227,7 @@ func (r *Request) load(metric optlayer.Metric) (*optlayer.Problem, []float64, er
 		prob.Features, prob.Dim = x, cols
 	}
 	if len(r.Theta) != 1 && len(r.Theta) != m {
-		return nil, nil, inputf("-theta: %d values, want 1 or M = %d (one per class)", len(r.Theta), m)
+		return nil, nil, inputf("-theta: %d values, want 1 or M = %d (one per class; M from -labels %s)", len(r.Theta), m, r.LabelsPath)
 	}
 	if r.GradPPath == "" {
 		return prob, nil, nil
