@@ -19,6 +19,7 @@ import (
 	"hash"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -168,6 +169,51 @@ type FetchOptions struct {
 	Progress func(msg string)
 }
 
+// CheckBaseURL reports whether u can serve as FetchOptions.BaseURL: an
+// absolute http or https address with a host and without a query or a
+// fragment (file F of set S is fetched from u/S/F, so anything else would
+// send the requests somewhere other than the mirror meant). The error does
+// not repeat u.
+func CheckBaseURL(u string) error {
+	p, err := url.Parse(u)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("not a URL: %v", err)
+	case p.Scheme != "http" && p.Scheme != "https":
+		if p.Scheme == "" {
+			return errors.New("no scheme: want an http:// or https:// address")
+		}
+		return fmt.Errorf("scheme %q: want http or https", p.Scheme)
+	case p.Opaque != "":
+		return errors.New("no \"//\" after the scheme: want http://HOST/PATH")
+	case p.Host == "" || p.Hostname() == "":
+		return errors.New("no host")
+	case p.RawQuery != "" || p.ForceQuery:
+		return errors.New("a query (?…) cannot be followed by the set's path")
+	case p.Fragment != "" || strings.Contains(u, "#"):
+		return errors.New("a fragment (#…) cannot be followed by the set's path")
+	}
+	return nil
+}
+
+// check refuses options that no fetch can work with, before any work: no
+// data folder, a malformed BaseURL.
+func (o FetchOptions) check() error {
+	if o.Dir == "" {
+		return errors.New("fetch: no data folder given")
+	}
+	if o.BaseURL != "" {
+		if err := CheckBaseURL(o.BaseURL); err != nil {
+			return fmt.Errorf("fetch: base URL %q: %w", o.BaseURL, err)
+		}
+	}
+	return nil
+}
+
 func (o FetchOptions) client() *http.Client {
 	if o.Client != nil {
 		return o.Client
@@ -192,8 +238,8 @@ func (o FetchOptions) logf(format string, args ...any) {
 // partial file is removed and an error returned. Archives are extracted into
 // a temporary folder beside their destination and moved into place.
 func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) error {
-	if opts.Dir == "" {
-		return errors.New("fetch: no data folder given")
+	if err := opts.check(); err != nil {
+		return err
 	}
 	if set.Check != nil && set.Check(opts.Dir) == nil {
 		opts.logf("%s: already present and complete in %s", set.Name, opts.Dir)

@@ -237,8 +237,13 @@ func treeFiles(root string, depth int) ([]string, error) {
 
 // FetchAll fetches every set in turn (see Fetch). A set that fails is
 // reported and the others are still fetched: the error joins one error per
-// failed set, each naming it. Only a cancelled ctx stops it early.
+// failed set, each naming it. Only a cancelled ctx stops it early. Options
+// that no fetch can work with (no Dir, a malformed BaseURL: see
+// CheckBaseURL) are one error before any set is fetched.
 func FetchAll(ctx context.Context, sets []FetchSet, opts FetchOptions) error {
+	if err := opts.check(); err != nil {
+		return err
+	}
 	var errs []error
 	for _, s := range sets {
 		if err := Fetch(ctx, s, opts); err != nil {

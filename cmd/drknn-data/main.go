@@ -23,7 +23,8 @@ const usage = `usage:
 
 NAME is mnist, cifar10, omniglot, lung-cancer, covid-ct or all.
 DIR defaults to $DRKNN_DATA, else ../shared/data beside the module root.
--base-url fetches file F of set S from URL/S/F instead of upstream.
+-base-url fetches file F of set S from URL/S/F instead of upstream (URL: an
+http:// or https:// address with a host, no query or fragment).
 verify checks what is in DIR and, when DIR/MD5SUMS is present, every file it
 lists and that it lists every file of the sets present; exit 1 on a mismatch,
 a file missing from MD5SUMS, or when DIR holds no data set.
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			fmt.Fprint(stdout, s)
 		}
 		return nil
+	case opts.Dir == "":
+		return bad("%s: -dir \"\": no data folder", cmd)
 	case cmd == "verify":
 		r, err := datasets.Verify(ctx, opts.Dir)
 		if err != nil {
@@ -90,6 +93,8 @@ func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return nil
 	case opts.Retries < 0:
 		return bad("get: -retries %d must be ≥ 0", opts.Retries)
+	case opts.BaseURL != "" && datasets.CheckBaseURL(opts.BaseURL) != nil:
+		return bad("get: -base-url %q: %v", opts.BaseURL, datasets.CheckBaseURL(opts.BaseURL))
 	case opts.Retries == 0:
 		opts.Retries = -1 // FetchOptions: 0 means the default, < 0 none
 	}

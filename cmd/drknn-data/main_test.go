@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -131,5 +133,53 @@ func TestGetAndVerify(t *testing.T) {
 	// A failing get: exit 1, one line.
 	if code, _, errOut := runCmd("get", "mnist", "-dir", t.TempDir(), "-base-url", srv.URL, "-retries", "0"); code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "404") {
 		t.Fatalf("failing get: exit %d %q", code, errOut)
+	}
+}
+
+// TestBadBaseURLAndDir: a malformed -base-url (or an empty -dir) is bad
+// usage: exit 2 and one line naming the flag and the value, before any
+// request and before any folder is made. It used to create DIR/SET and exit
+// 1 with the network error ("http://" even fetched from a host named after
+// the set).
+func TestBadBaseURLAndDir(t *testing.T) {
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests++ }))
+	defer srv.Close()
+	for _, u := range []string{"::bad", "ftp://x", "http//x", "http://", "http:x", "http://:80", "mirror.example/data",
+		srv.URL + "?a=1", srv.URL + "#f", "http://x\n"} {
+		dir := filepath.Join(t.TempDir(), "data")
+		code, out, errOut := runCmd("get", "lung-cancer", "-dir", dir, "-base-url", u, "-retries", "0")
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "-base-url") ||
+			!strings.Contains(errOut, strings.TrimSuffix(fmt.Sprintf("%q", u), `"`)) {
+			t.Errorf("-base-url %q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming -base-url and the value", u, code, out, errOut)
+		}
+		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("-base-url %q: %s was created", u, dir)
+		}
+	}
+	if requests != 0 {
+		t.Errorf("%d requests made with malformed -base-url values", requests)
+	}
+	for _, args := range [][]string{{"get", "lung-cancer", "-dir", ""}, {"verify", "-dir", ""}} {
+		code, out, errOut := runCmd(args...)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "-dir") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line naming -dir", args, code, out, errOut)
+		}
+	}
+	// Well-formed addresses pass (with or without a path, a trailing slash).
+	lung, err := datadir.Require("lung-cancer", "lung-cancer.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(lung)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mirror := httptest.NewServer(http.StripPrefix("/m", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(b) })))
+	defer mirror.Close()
+	for _, u := range []string{mirror.URL + "/m", mirror.URL + "/m/"} {
+		if code, out, errOut := runCmd("get", "lung-cancer", "-dir", t.TempDir(), "-base-url", u); code != 0 {
+			t.Errorf("-base-url %q: exit %d\n%s%s", u, code, out, errOut)
+		}
 	}
 }
