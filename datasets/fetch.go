@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +127,7 @@ func FetchSets() []FetchSet {
 				{URL: omni + "images_evaluation.zip", MD5: "6b91aef0f799c5bb55b94e3f2daec811", SumSource: "md5 checked by torchvision",
 					Dest: "omniglot/images_evaluation.zip", Extract: "zip", ExtractTo: "omniglot", Keep: "images_evaluation"},
 			},
-			Check: checkOmniglotLayout,
+			Check: checkLayout(treeLayouts["omniglot"]),
 		},
 		{Name: "lung-cancer", About: "UCI Lung Cancer, 32 patients × 56 nominal attributes",
 			Files: []FetchFile{{URL: "https://archive.ics.uci.edu/ml/machine-learning-databases/lung-cancer/lung-cancer.data",
@@ -140,7 +141,7 @@ func FetchSets() []FetchSet {
 				{URL: covid + "CT_COVID.zip", Dest: "covid-ct/CT_COVID.zip", Extract: "zip", ExtractTo: "covid-ct", Keep: "CT_COVID"},
 				{URL: covid + "CT_NonCOVID.zip", Dest: "covid-ct/CT_NonCOVID.zip", Extract: "zip", ExtractTo: "covid-ct", Keep: "CT_NonCOVID"},
 			},
-			Check: checkCOVIDLayout,
+			Check: checkLayout(treeLayouts["covid-ct"]),
 		},
 	}
 }
@@ -237,7 +238,12 @@ func (o FetchOptions) logf(format string, args ...any) {
 // its checksum, and only then renamed to DEST; on a checksum mismatch the
 // partial file is removed and an error returned. Archives are extracted into
 // a temporary folder beside their destination and moved into place.
-func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) error {
+//
+// A fetch that fails leaves no folder it made empty behind (the data
+// folder itself included): an empty DIR/SET would pass for a set that is
+// there. What it keeps is what the next fetch continues from: files already
+// downloaded and checked, and a DEST.part holding bytes (with its record).
+func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) (err error) {
 	if err := opts.check(); err != nil {
 		return err
 	}
@@ -245,6 +251,14 @@ func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) error {
 		opts.logf("%s: already present and complete in %s", set.Name, opts.Dir)
 		return nil
 	}
+	made := missingDirs(opts.Dir, set)
+	defer func() {
+		if err != nil {
+			for _, d := range made {
+				os.Remove(d) // only if empty: whatever a folder holds is kept
+			}
+		}
+	}()
 	for _, f := range set.Files {
 		urls := append([]string{f.URL}, f.Alt...)
 		if opts.BaseURL != "" {
@@ -283,6 +297,36 @@ func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) error {
 	}
 	opts.logf("%s: done", set.Name)
 	return nil
+}
+
+// missingDirs lists the folders that fetching set into root may create and
+// that do not exist yet — root itself, its missing parents, the folders of
+// the files' Dest and ExtractTo — deepest first.
+func missingDirs(root string, set FetchSet) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(p string) {
+		for ; !seen[p]; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+				return // there already (or not ours to judge)
+			}
+			seen[p] = true
+			out = append(out, p)
+			if filepath.Dir(p) == p {
+				return
+			}
+		}
+	}
+	add(filepath.Clean(root))
+	for _, f := range set.Files {
+		add(filepath.Dir(filepath.Join(root, filepath.FromSlash(f.Dest))))
+		if f.Extract != "" {
+			add(filepath.Join(root, filepath.FromSlash(f.ExtractTo)))
+		}
+	}
+	// Deepest first: a child is always longer than its parent.
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
 }
 
 // fileSum returns the hex digest of the file at p with the algorithm of
@@ -334,8 +378,15 @@ type errRetry struct{ err error }
 func (e errRetry) Error() string { return e.err.Error() }
 func (e errRetry) Unwrap() error { return e.err }
 
-// download fetches url into dest through dest.part; see Fetch.
-func download(ctx context.Context, opts FetchOptions, url, dest string, f FetchFile) error {
+// download fetches url into dest through dest.part; see Fetch. A failed
+// download keeps dest.part only when it holds bytes to resume from.
+func download(ctx context.Context, opts FetchOptions, url, dest string, f FetchFile) (err error) {
+	part := dest + ".part"
+	defer func() {
+		if fi, serr := os.Stat(part); err != nil && serr == nil && fi.Size() == 0 {
+			removePart(part)
+		}
+	}()
 	if _, err := os.Stat(dest); err == nil {
 		ok, got, err := checkSum(dest, f)
 		if err != nil {
@@ -354,7 +405,6 @@ func download(ctx context.Context, opts FetchOptions, url, dest string, f FetchF
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 		return err
 	}
-	part := dest + ".part"
 	retries := opts.Retries
 	if retries == 0 {
 		retries = 3
@@ -959,36 +1009,53 @@ func countTree(root string, depth int) (folders, files int, err error) {
 	return folders, files, err
 }
 
-// checkOmniglotLayout checks the unzipped Omniglot sets: 964 characters and
-// 19,280 drawings in images_background, 659 and 13,180 in images_evaluation.
-func checkOmniglotLayout(dir string) error {
-	for _, c := range []struct {
-		set          string
-		chars, files int
-	}{{OmniglotBackground, 964, 19280}, {OmniglotEvaluation, 659, 13180}} {
-		chars, files, err := countTree(filepath.Join(dir, "omniglot", c.set), 3)
-		if err != nil {
-			return err
-		}
-		if chars != c.chars || files != c.files {
-			return fmt.Errorf("%s: %d characters and %d drawings, want %d and %d",
-				filepath.Join(dir, "omniglot", c.set), chars, files, c.chars, c.files)
-		}
+// treeSpec is one folder of a set laid out as a tree (countTree): its path
+// relative to the data folder ("/"), its depth, and how many leaf folders
+// (0: not checked) and files it must hold.
+type treeSpec struct {
+	root           string
+	depth          int
+	folders, files int
+}
+
+// treeLayouts lists the folders of the sets that are trees of files:
+// Omniglot's two sets (964 characters and 19,280 drawings in
+// images_background, 659 and 13,180 in images_evaluation) and COVID-CT's
+// two classes (349 + 397 images).
+var treeLayouts = map[string][]treeSpec{
+	"omniglot": {
+		{"omniglot/" + OmniglotBackground, 3, 964, 19280},
+		{"omniglot/" + OmniglotEvaluation, 3, 659, 13180},
+	},
+	"covid-ct": {
+		{"covid-ct/" + COVIDCTClasses[0], 1, 0, 349},
+		{"covid-ct/" + COVIDCTClasses[1], 1, 0, 397},
+	},
+}
+
+// checkTree checks the folder of spec under dir.
+func checkTree(dir string, spec treeSpec) error {
+	p := filepath.Join(dir, filepath.FromSlash(spec.root))
+	folders, files, err := countTree(p, spec.depth)
+	switch {
+	case err != nil:
+		return err
+	case spec.folders == 0 && files != spec.files:
+		return fmt.Errorf("%s: %d images, want %d", p, files, spec.files)
+	case spec.folders > 0 && (folders != spec.folders || files != spec.files):
+		return fmt.Errorf("%s: %d characters and %d drawings, want %d and %d", p, folders, files, spec.folders, spec.files)
 	}
 	return nil
 }
 
-// checkCOVIDLayout checks the COVID-CT folders: 349 + 397 images.
-func checkCOVIDLayout(dir string) error {
-	for i, want := range []int{349, 397} {
-		p := filepath.Join(dir, "covid-ct", COVIDCTClasses[i])
-		_, n, err := countTree(p, 1)
-		if err != nil {
-			return err
+// checkLayout returns a Check that requires every folder of specs.
+func checkLayout(specs []treeSpec) func(dir string) error {
+	return func(dir string) error {
+		for _, spec := range specs {
+			if err := checkTree(dir, spec); err != nil {
+				return err
+			}
 		}
-		if n != want {
-			return fmt.Errorf("%s: %d images, want %d", p, n, want)
-		}
+		return nil
 	}
-	return nil
 }

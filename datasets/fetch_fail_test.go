@@ -1,8 +1,13 @@
 package datasets
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +45,144 @@ func TestFetchRefusesBadBaseURL(t *testing.T) {
 	for _, u := range []string{"http://127.0.0.1:8080", "https://mirror.example/data/", "http://[::1]:9/x", "HTTP://Mirror.Example"} {
 		if err := CheckBaseURL(u); err != nil {
 			t.Errorf("CheckBaseURL(%q): %v", u, err)
+		}
+	}
+}
+
+// failServer answers every request the way mode says: "500", "404",
+// "wrong" (other bytes of the right length: checksum mismatch), "short" (the
+// first half of the file, then a clean end: a truncated download),
+// "cut0" (headers announcing the whole file, then the connection cut before
+// any byte).
+func failServer(t *testing.T, mode string, content []byte) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch mode {
+		case "500":
+			w.WriteHeader(http.StatusInternalServerError)
+		case "404":
+			http.NotFound(w, r)
+		case "wrong":
+			w.Write(bytes.Repeat([]byte{1}, len(content)))
+		case "short":
+			w.Write(content[:len(content)/2])
+		case "cut0":
+			w.Header().Set("Content-Length", fmt.Sprint(len(content)))
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			panic(http.ErrAbortHandler)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestFailedFetchLeavesNoFolders: a fetch that fails (server error, missing
+// file, checksum mismatch, truncated download, connection cut before the
+// first byte) leaves the data folder as it was: no empty set folder, no
+// empty extraction folder, no data folder that was not there, and a set
+// already present (here an old file that the fetch would replace) and
+// another set untouched. The readers and Verify then see the set as absent
+// (ErrNotFound), not as there. Fetch used to leave DIR/SET behind empty, and
+// for omniglot and covid-ct Verify then reported the set BAD.
+func TestFailedFetchLeavesNoFolders(t *testing.T) {
+	content := testBlob(50000)
+	zipped := zipOf(t, map[string][]byte{"keep/a.txt": content})
+	plain := oneFileSet("plain", "f.bin", content)
+	archive := FetchSet{Name: "arch", Files: []FetchFile{{URL: "https://upstream.invalid/arch.zip", MD5: md5hex(zipped),
+		Dest: "arch/dl/arch.zip", Extract: "zip", ExtractTo: "arch/out", Keep: "keep"}}}
+	for _, mode := range []string{"500", "404", "wrong", "short", "cut0"} {
+		for _, set := range []FetchSet{plain, archive} {
+			body := content
+			if set.Name == "arch" {
+				body = zipped
+			}
+			srv := failServer(t, mode, body)
+			opts := FetchOptions{BaseURL: srv.URL, Retries: -1}
+
+			// A data folder that is not there stays not there.
+			opts.Dir = filepath.Join(t.TempDir(), "new", "data")
+			if err := Fetch(context.Background(), set, opts); err == nil {
+				t.Fatalf("%s %s: no error", mode, set.Name)
+			}
+			if _, err := os.Lstat(filepath.Dir(opts.Dir)); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s %s: failed fetch left %v behind", mode, set.Name, treeOf(t, filepath.Dir(filepath.Dir(opts.Dir))))
+			}
+
+			// An existing data folder keeps exactly what it held.
+			opts.Dir = t.TempDir()
+			before := map[string]string{"other": "/", "other/x": "other set", "plain": "/", "plain/f.bin": "old version"}
+			if set.Name == "arch" {
+				before = map[string]string{"other": "/", "other/x": "other set"}
+			}
+			makeTree(t, opts.Dir, before)
+			if err := Fetch(context.Background(), set, opts); err == nil {
+				t.Fatalf("%s %s: no error", mode, set.Name)
+			}
+			if got := treeOf(t, opts.Dir); !maps.Equal(got, before) {
+				t.Errorf("%s %s: data folder %v after a failed fetch, want %v as before", mode, set.Name, got, before)
+			}
+		}
+	}
+}
+
+// TestFailedGetLeavesSetAbsent: with the built-in table, a get of each set
+// that fails leaves no folder, Load reports ErrNotFound and Verify finds no
+// data set.
+func TestFailedGetLeavesSetAbsent(t *testing.T) {
+	srv := failServer(t, "500", nil)
+	for _, s := range FetchSets() {
+		dir := t.TempDir()
+		if err := Fetch(context.Background(), s, FetchOptions{Dir: dir, BaseURL: srv.URL, Retries: -1}); err == nil {
+			t.Fatalf("%s: no error", s.Name)
+		}
+		if left := treeOf(t, dir); len(left) > 0 {
+			t.Errorf("%s: failed get left %v", s.Name, left)
+		}
+		if _, err := Load(s.Name, filepath.Join(dir, Subdir(s.Name)), Options{}); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: Load after a failed get: %v, want ErrNotFound", s.Name, err)
+		}
+		if _, err := Verify(context.Background(), dir); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: Verify after a failed get: %v, want ErrNotFound (no data set)", s.Name, err)
+		}
+	}
+}
+
+// TestVerifyTreeSetsAbsentOrPartial: an omniglot or covid-ct folder holding
+// none of the set's folders (only an unfinished download kept for the next
+// get) is absent, one holding some of them partial; it used to be BAD ("no
+// such file or directory"), and a failed get that kept its .part made the
+// set look there and broken.
+func TestVerifyTreeSetsAbsentOrPartial(t *testing.T) {
+	dir := t.TempDir()
+	makeTree(t, dir, map[string]string{
+		"lung-cancer/lung-cancer.data":            "",
+		"omniglot/images_background.zip.part":     "PK",
+		"omniglot/images_background.zip.part.src": `{"url":"https://x/images_background.zip"}`,
+		"covid-ct/CT_COVID.zip.part":              "PK",
+		"covid-ct/CT_NonCOVID/a.png":              "x",
+	})
+	r, err := Verify(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]SetState{}
+	for _, s := range r.Sets {
+		got[s.Name] = s.State
+	}
+	if got["omniglot"] != StateAbsent || got["covid-ct"] != StateBad {
+		t.Errorf("states %v; want omniglot absent, covid-ct BAD (CT_NonCOVID holds 1 image, not 397)", got)
+	}
+	// With the one present folder complete, covid-ct is partial.
+	for i := range 396 {
+		writeTestFile(t, filepath.Join(dir, "covid-ct", "CT_NonCOVID", fmt.Sprintf("b%d.png", i)), []byte("x"))
+	}
+	r, err = Verify(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range r.Sets {
+		if s.Name == "covid-ct" && (s.State != StatePartial || !strings.Contains(s.Detail, "missing covid-ct/CT_COVID/")) {
+			t.Errorf("covid-ct with CT_NonCOVID complete and no CT_COVID: %s %q, want partial naming CT_COVID/", s.State, s.Detail)
 		}
 	}
 }

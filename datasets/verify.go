@@ -131,8 +131,24 @@ func Verify(ctx context.Context, dir string) (*VerifyReport, error) {
 				st.State, st.Detail = StatePartial, "present files match; missing "+strings.Join(missing, ", ")
 			}
 		default:
-			if err := s.Check(dir); err != nil {
-				st.State, st.Detail = StateBad, err.Error()
+			// A tree whose folder is missing is missing, not wrong: a
+			// set folder holding none of them (only an unfinished
+			// download, say) is absent.
+			var missing []string
+			for _, spec := range treeLayouts[s.Name] {
+				if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(spec.root))); errors.Is(err, os.ErrNotExist) {
+					missing = append(missing, spec.root+"/")
+				} else if err := checkTree(dir, spec); err != nil {
+					st.State, st.Detail = StateBad, err.Error()
+					break
+				}
+			}
+			switch {
+			case st.State == StateBad:
+			case len(missing) == len(treeLayouts[s.Name]):
+				st.State = StateAbsent
+			case len(missing) > 0:
+				st.State, st.Detail = StatePartial, "present folders match; missing "+strings.Join(missing, ", ")
 			}
 		}
 		if st.State != StateAbsent {
