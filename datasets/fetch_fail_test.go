@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drknn/drknn/internal/datadir"
 )
 
 // TestFetchRefusesBadBaseURL: Fetch and FetchAll check BaseURL before any
@@ -184,5 +186,47 @@ func TestVerifyTreeSetsAbsentOrPartial(t *testing.T) {
 		if s.Name == "covid-ct" && (s.State != StatePartial || !strings.Contains(s.Detail, "missing covid-ct/CT_COVID/")) {
 			t.Errorf("covid-ct with CT_NonCOVID complete and no CT_COVID: %s %q, want partial naming CT_COVID/", s.State, s.Detail)
 		}
+	}
+}
+
+// TestCIFARBatchesChecked: every CIFAR-10 batch has an md5, the recorded
+// test_batch.bin one matches the shared copy, and verify reports a damaged
+// training batch as BAD — the five training batches had no md5, so a
+// damaged one passed as ok.
+func TestCIFARBatchesChecked(t *testing.T) {
+	for n, sum := range knownFiles["cifar10"] {
+		if len(sum) != 32 || !isHex(sum) {
+			t.Errorf("%s: md5 %q", n, sum)
+		}
+	}
+	real, err := datadir.Require("cifar-10", "cifar-10-batches-bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "cifar-10", "cifar-10-batches-bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"test_batch.bin", "batches.meta.txt"} {
+		if err := os.Symlink(filepath.Join(real, n), filepath.Join(bin, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := func() SetStatus {
+		t.Helper()
+		r, err := Verify(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Sets[1]
+	}
+	if s := state(); s.Name != "cifar10" || s.State != StatePartial {
+		t.Fatalf("shared test batch: %+v, want cifar10 partial (its md5 matching)", s)
+	}
+	// A training batch of the right size but other bytes.
+	writeTestFile(t, filepath.Join(bin, "data_batch_1.bin"), bytes.Repeat([]byte{3}, 30730000))
+	if s := state(); s.State != StateBad || !strings.Contains(s.Detail, "data_batch_1.bin: md5") {
+		t.Errorf("damaged data_batch_1.bin: %+v, want BAD naming it", s)
 	}
 }

@@ -311,6 +311,14 @@ func SelectFetchSets(names []string) ([]FetchSet, error) {
 
 // knownFiles lists, for the single-file sets, every upstream file with its
 // md5 ("" when only its presence can be checked).
+//
+// CIFAR-10: the md5s of the six batches of the binary version (the files of
+// cifar-10-binary.tar.gz) are those recorded by two independent downloaders
+// of that tarball (prabhuomkar/pytorch-cpp, cmake/fetch_cifar10.cmake;
+// rai-project/dldataset, vision/cifar10.go); test_batch.bin's agrees with
+// the project's shared copy. torchvision's CIFAR10 train_list/test_list are
+// not these: they are the md5s of the Python-pickle batches
+// (cifar-10-batches-py, test_batch 40351d58…), another format.
 var knownFiles = map[string]map[string]string{
 	"mnist": {
 		"mnist/train-images-idx3-ubyte.gz": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
@@ -319,11 +327,11 @@ var knownFiles = map[string]map[string]string{
 		"mnist/t10k-labels-idx1-ubyte.gz":  "ec29112dd5afa0611ce80d1b7f02629c",
 	},
 	"cifar10": {
-		"cifar-10/cifar-10-batches-bin/data_batch_1.bin": "",
-		"cifar-10/cifar-10-batches-bin/data_batch_2.bin": "",
-		"cifar-10/cifar-10-batches-bin/data_batch_3.bin": "",
-		"cifar-10/cifar-10-batches-bin/data_batch_4.bin": "",
-		"cifar-10/cifar-10-batches-bin/data_batch_5.bin": "",
+		"cifar-10/cifar-10-batches-bin/data_batch_1.bin": "5dd7e06a14cb22eb9f671a540d1b7c25",
+		"cifar-10/cifar-10-batches-bin/data_batch_2.bin": "5ea93a67294ea407fff1d09f752e9692",
+		"cifar-10/cifar-10-batches-bin/data_batch_3.bin": "942cd6a4bcdd0dd3c604fbe906cb4421",
+		"cifar-10/cifar-10-batches-bin/data_batch_4.bin": "ae636b3ba5c66a11e91e8cb52e771fcb",
+		"cifar-10/cifar-10-batches-bin/data_batch_5.bin": "53f37980c15c3d472c316c40844f3f0d",
 		"cifar-10/cifar-10-batches-bin/test_batch.bin":   "803d5f7f4d78ea53de84dbe85f74fb6d",
 		"cifar-10/cifar-10-batches-bin/batches.meta.txt": "40a0b180e208fe03a63ecc891b2555ad",
 	},
