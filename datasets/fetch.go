@@ -281,6 +281,13 @@ func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) (err error) {
 			to := filepath.Join(opts.Dir, filepath.FromSlash(f.ExtractTo))
 			opts.logf("%s: extracting %s into %s", set.Name, f.Name(), to)
 			if err := extractArchive(dest, f.Extract, to, f.Keep, opts.logf); err != nil {
+				// An archive without a checksum that does not extract may
+				// be cut short or not an archive at all: kept, it would be
+				// taken as downloaded by every later get, which would fail
+				// the same way.
+				if !f.Verified() && os.Remove(dest) == nil {
+					err = fmt.Errorf("%w; %s removed (no checksum shows it whole: the next get downloads it again)", err, dest)
+				}
 				return fmt.Errorf("%s: %w", set.Name, err)
 			}
 			if !opts.KeepArchives {

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +229,32 @@ func TestCIFARBatchesChecked(t *testing.T) {
 	writeTestFile(t, filepath.Join(bin, "data_batch_1.bin"), bytes.Repeat([]byte{3}, 30730000))
 	if s := state(); s.State != StateBad || !strings.Contains(s.Detail, "data_batch_1.bin: md5") {
 		t.Errorf("damaged data_batch_1.bin: %+v, want BAD naming it", s)
+	}
+}
+
+// TestUnverifiedArchiveNotExtractingIsRemoved: an archive without a checksum
+// (COVID-CT's) that arrives cut short does not extract; it is removed, so
+// the next fetch downloads it again and succeeds. It used to be kept, taken
+// as downloaded ("have … unverified") by every later fetch, and fail to
+// extract each time.
+func TestUnverifiedArchiveNotExtractingIsRemoved(t *testing.T) {
+	good := zipOf(t, map[string][]byte{"keep/a.txt": []byte("a")})
+	m := newMirror(t)
+	m.files["/s/s.zip"] = good[:len(good)/2] // served as if whole
+	set := FetchSet{Name: "s", Files: []FetchFile{{URL: "https://upstream.invalid/s.zip", Dest: "s/s.zip", Extract: "zip", ExtractTo: "s", Keep: "keep"}}}
+	dir := t.TempDir()
+	opts := FetchOptions{Dir: dir, BaseURL: m.srv.URL, Retries: -1}
+	if err := Fetch(context.Background(), set, opts); err == nil || !strings.Contains(err.Error(), "not a valid zip") {
+		t.Fatalf("truncated unverified archive: %v", err)
+	}
+	if left := treeOf(t, dir); len(left) > 0 {
+		t.Errorf("a failed extraction left %q", slices.Sorted(maps.Keys(left)))
+	}
+	m.files["/s/s.zip"] = good
+	if err := Fetch(context.Background(), set, opts); err != nil {
+		t.Fatalf("fetch after the server has the whole archive: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "s", "keep", "a.txt")); err != nil || string(b) != "a" {
+		t.Fatalf("extracted file: %q, %v", b, err)
 	}
 }
