@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,4 +258,32 @@ func TestUnverifiedArchiveNotExtractingIsRemoved(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "s", "keep", "a.txt")); err != nil || string(b) != "a" {
 		t.Fatalf("extracted file: %q, %v", b, err)
 	}
+}
+
+// FuzzCheckBaseURL: CheckBaseURL never panics, and an address it accepts
+// makes request URLs (BASE/SET/FILE, as Fetch builds them) that parse with
+// its scheme and host, so no request goes anywhere but the mirror named.
+func FuzzCheckBaseURL(f *testing.F) {
+	for _, s := range []string{"http://127.0.0.1:8080", "https://m.example/data/", "::bad", "ftp://x", "http//x", "http://",
+		"http:x", "http://x?q", "http://x#f", "http://[::1]:9/x", "http://u:p@h/p", "http://x/%zz", "http://x/a b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, u string) {
+		if CheckBaseURL(u) != nil {
+			return
+		}
+		base, err := url.Parse(u)
+		if err != nil {
+			t.Fatalf("accepted %q, which does not parse: %v", u, err)
+		}
+		full := strings.TrimSuffix(u, "/") + "/mnist/t10k-labels-idx1-ubyte.gz"
+		req, err := http.NewRequest(http.MethodGet, full, nil)
+		if err != nil {
+			t.Fatalf("accepted %q, but the request URL %q does not parse: %v", u, full, err)
+		}
+		// (NewRequest drops an empty port: "h:" is "h".)
+		if req.URL.Scheme != base.Scheme || req.URL.Host != strings.TrimSuffix(base.Host, ":") || req.URL.RawQuery != "" || req.URL.Fragment != "" {
+			t.Fatalf("accepted %q, but the request goes to %s://%s (query %q, fragment %q)", u, req.URL.Scheme, req.URL.Host, req.URL.RawQuery, req.URL.Fragment)
+		}
+	})
 }

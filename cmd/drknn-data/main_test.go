@@ -183,3 +183,25 @@ func TestBadBaseURLAndDir(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedGetLeavesNothing: a get that fails (a server error, a download
+// that does not match its checksum) exits 1 with one line per set and
+// leaves no folder behind — it used to leave DIR and DIR/SET, empty.
+func TestFailedGetLeavesNothing(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/lung-cancer/") {
+			w.Write([]byte("not the data"))
+			return
+		}
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	code, _, errOut := runCmd("get", "mnist", "lung-cancer", "-dir", dir, "-base-url", srv.URL, "-retries", "0")
+	if code != 1 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "mnist: ") || !strings.Contains(errOut, "lung-cancer: ") {
+		t.Errorf("exit %d, stderr %q; want exit 1 and one line naming both sets", code, errOut)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("failed get left %s behind", dir)
+	}
+}
