@@ -12,15 +12,18 @@ import (
 // order the events happen; nil observes nothing.
 type Observer func(Event)
 
-// Event is one of Started, StepDone, UnitDone, RepeatDone, Message,
-// Finished, TableStarted, CellStarted and CellDone (and the transfer
-// protocol's TransferStep, Validated and TransferCellDone).
+// Event is one of Started, StepDone, TrainingResumed, UnitDone,
+// RepeatDone, Message, Finished, TableStarted, CellStarted and CellDone
+// (and the transfer protocol's TransferStep, Validated and
+// TransferCellDone).
 type Event interface{ event() }
 
 // Started opens a run. Its work is known up front: Repeats × Steps training
 // steps of the repeats' networks, CVSteps steps of cross-validation fits and
 // Repeats × len(Methods) evaluation units, so that one progress bar over
-// training and evaluation can show an honest estimate of the time left.
+// training and evaluation can show an honest estimate of the time left. A
+// resumed run does not run the steps its checkpoints hold: each training
+// that continues from one says so (TrainingResumed) before its first step.
 type Started struct {
 	Dir     string // run folder ("" when the run writes nothing)
 	Config  Config
@@ -52,6 +55,20 @@ type StepDone struct {
 	Repeat int
 	CV     bool
 	Stats  train.StepStats
+}
+
+// TrainingResumed reports that a training continues from its checkpoint
+// at step Step of Steps (Step = Steps: a finished training reused, no
+// step to run): the steps before it are not run, and not reported, so the
+// work Started announced shrinks by Step. It comes before the training's
+// first StepDone (or TransferStep), at most once per training: Repeat's
+// network (0-based; 0 for protocol fit's model) of an episodes or fit
+// run, or, in the transfer protocol, the training of Objective
+// (train.ObjectiveDrKNN or train.ObjectiveProto; "" otherwise).
+type TrainingResumed struct {
+	Repeat      int
+	Objective   string
+	Step, Steps int
 }
 
 // UnitDone reports one evaluation unit: a method evaluated on a repeat's
@@ -115,15 +132,16 @@ type CellDone struct {
 	Cell CellOutcome
 }
 
-func (Started) event()      {}
-func (StepDone) event()     {}
-func (UnitDone) event()     {}
-func (RepeatDone) event()   {}
-func (Message) event()      {}
-func (Finished) event()     {}
-func (CellStarted) event()  {}
-func (TableStarted) event() {}
-func (CellDone) event()     {}
+func (Started) event()         {}
+func (StepDone) event()        {}
+func (TrainingResumed) event() {}
+func (UnitDone) event()        {}
+func (RepeatDone) event()      {}
+func (Message) event()         {}
+func (Finished) event()        {}
+func (CellStarted) event()     {}
+func (TableStarted) event()    {}
+func (CellDone) event()        {}
 
 // serial makes an observer safe to call from the repeats' goroutines: one
 // event at a time.

@@ -336,6 +336,10 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 	if opts.OutDir != "" {
 		ck.Path = filepath.Join(opts.OutDir, "checkpoint.bin")
 	}
+	ck.Resumed = func(step int) {
+		notify(TrainingResumed{Step: step, Steps: cfg.Train.Steps})
+		notify(Message{resumedText("fit", step, cfg.Train.Steps, ck.Path)})
+	}
 	t0 := time.Now()
 	net, hist, keep, err := Fit(ctx, cfg, e.Train.Shape, e.Train.X, e.TrainLabels, theta, cfg.Seed, ck,
 		func(st train.StepStats) { notify(StepDone{Stats: st}) })

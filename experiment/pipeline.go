@@ -217,6 +217,11 @@ type Checkpointing struct {
 	// it existed), what the key covers.
 	Settings any
 	Covers   string
+	// Resumed (optional) is called once when Fit continues from Path's
+	// checkpoint, with the number of steps it holds, before any further
+	// step: the caller reports it (TrainingResumed, the run's log), since
+	// those steps are not run again and onStep never sees them.
+	Resumed func(step int)
 }
 
 // runSettings are the settings the checkpoint key of an episodes repeat or
@@ -316,6 +321,9 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 			// gets one now, even when it is finished and never saved again
 			if err := writeSettings(); err != nil {
 				return nil, nil, nil, err
+			}
+			if ck.Resumed != nil {
+				ck.Resumed(tr.StepsDone())
 			}
 		}
 	}
@@ -476,6 +484,10 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 			return nil, err
 		}
 		ck.Path = filepath.Join(o.Dir, "checkpoint.bin")
+	}
+	ck.Resumed = func(step int) {
+		notify(TrainingResumed{Repeat: r, Step: step, Steps: cfg.Train.Steps})
+		notify(Message{resumedText(fmt.Sprintf("repeat %d", r+1), step, cfg.Train.Steps, ck.Path)})
 	}
 	var keep func() error
 	rep.Net, rep.History, keep, err = Fit(ctx, cfg, d.Shape, ep.Train.X, ep.TrainLabels, rep.Theta, ep.Seed, ck,
@@ -713,6 +725,12 @@ func (rep *Repeat) Export(dir string, cfg Config) error {
 // OneLine is err's message on one line (an error recorded in results.json).
 func OneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+// resumedText is the log line of a training (who: "repeat 3", "fit")
+// that continues from its checkpoint at path, step of steps.
+func resumedText(who string, step, steps int, path string) string {
+	return fmt.Sprintf("%s: resumed at step %d of %d from %s", who, step, steps, path)
 }
 
 // errStopped reports whether err is a cancellation (Ctrl-C) rather than a

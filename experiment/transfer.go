@@ -344,17 +344,8 @@ type Validated struct {
 	Best      bool // the best so far: the selected checkpoint
 }
 
-// TrainingResumed reports that a training continues from its checkpoint
-// at step Step of Steps (Step = Steps: a finished training reused, no
-// step to run): the steps before it are not run, and not reported.
-type TrainingResumed struct {
-	Objective   string
-	Step, Steps int
-}
-
-func (TransferStep) event()    {}
-func (Validated) event()       {}
-func (TrainingResumed) event() {}
+func (TransferStep) event() {}
+func (Validated) event()    {}
 
 // EpisodicSettings is what the episodic trainer needs from a transfer
 // config for one objective.
