@@ -172,6 +172,11 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: 1,
 		Steps: cfg.Train.Steps, CVSteps: cfg.cvSteps() + folds*cfg.Train.Steps, Methods: cfg.Eval.Methods})
 	defer func() { notify(Finished{Results: res, Err: err}) }()
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			notify(Message{interruptedText(err, opts.OutDir)}) // before Finished
+		}
+	}()
 	how := fmt.Sprintf("%d-fold cross-validation", folds)
 	if folds == 0 {
 		how = fmt.Sprintf("the %d samples of the test part", len(testIdx))

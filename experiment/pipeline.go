@@ -733,6 +733,19 @@ func resumedText(who string, step, steps int, path string) string {
 	return fmt.Sprintf("%s: resumed at step %d of %d from %s", who, step, steps, path)
 }
 
+// stoppedText is the log line of a training (who: "repeat 3")
+// stopped by err (Ctrl-C), saying whether its checkpoint at path (""
+// none) is kept for -resume.
+func stoppedText(who string, err error, path string) string {
+	kept := "no checkpoint written"
+	if path != "" {
+		if _, statErr := os.Stat(path); statErr == nil {
+			kept = "checkpoint " + path + " kept"
+		}
+	}
+	return fmt.Sprintf("%s interrupted: %s; %s", who, OneLine(err), kept)
+}
+
 // errStopped reports whether err is a cancellation (Ctrl-C) rather than a
 // failure.
 func errStopped(err error) bool {

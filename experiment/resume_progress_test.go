@@ -100,8 +100,9 @@ func (s *session) checkResumed(t *testing.T, ckPath func(r int) string) {
 // TestEventsCoverTheWork for a resumed run: a resumed episodes run reports
 // the steps each repeat restores from its checkpoint (TrainingResumed), so
 // that the steps it runs and those it restores add up to the work Started
-// announced, whatever the worker count; the log records each resume (its
-// step and checkpoint); the results are the uninterrupted run's. Before, no event
+// announced, whatever the worker count; the log records the interruption
+// (the step, the checkpoint kept) and each resume (its step and
+// checkpoint); the results are the uninterrupted run's. Before, no event
 // said so: the bar's total kept the restored steps and ended short of 100%.
 func TestResumedEpisodesReportRestoredSteps(t *testing.T) {
 	for _, tc := range []struct {
@@ -126,6 +127,10 @@ func TestResumedEpisodesReportRestoredSteps(t *testing.T) {
 				t.Fatalf("stopped run: %v", err)
 			}
 			ck := func(r int) string { return filepath.Join(dir, "repeats", fmt.Sprintf("%02d", r+1), "checkpoint.bin") }
+			if !stopped.logged("repeat 1 interrupted: stopped after step ") || !stopped.logged("checkpoint "+ck(0)+" kept") ||
+				!stopped.logged("interrupted: ") || !stopped.logged("continue with -resume") {
+				t.Errorf("the stopped run's log does not record the interruption:\n%s", strings.Join(stopped.log, "\n"))
+			}
 			resumed := newSession(0, nil)
 			got, err := Run(t.Context(), cfg, Options{OutDir: dir, Resume: true, Observer: resumed.observe})
 			if err != nil {
@@ -167,6 +172,9 @@ func TestResumedFitReportsRestoredSteps(t *testing.T) {
 		t.Fatalf("stopped run: %v", err)
 	}
 	ck := filepath.Join(dir, "checkpoint.bin")
+	if !stopped.logged("interrupted: stopped after step 7 of 15") || !stopped.logged(ck) {
+		t.Errorf("the stopped fit's log does not record the interruption:\n%s", strings.Join(stopped.log, "\n"))
+	}
 	resumed := newSession(0, nil)
 	got, err := Run(t.Context(), cfg, Options{OutDir: dir, Resume: true, Observer: resumed.observe})
 	if err != nil {

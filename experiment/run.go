@@ -294,7 +294,15 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 				o.Dir = filepath.Join(opts.OutDir, "repeats", fmt.Sprintf("%02d", r+1))
 			}
 			reps[r], errs[r] = RunRepeat(ctx, cfg, d, r, o)
-			if errs[r] != nil && !errStopped(errs[r]) {
+			switch {
+			case errs[r] == nil:
+			case errStopped(errs[r]):
+				ck := ""
+				if o.Dir != "" {
+					ck = filepath.Join(o.Dir, "checkpoint.bin")
+				}
+				notify(Message{stoppedText(fmt.Sprintf("repeat %d", r+1), errs[r], ck)})
+			default:
 				notify(Message{fmt.Sprintf("repeat %d failed: %v", r+1, errs[r])})
 			}
 			return nil
@@ -302,7 +310,9 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 	}
 	g.Wait()
 	if ctx.Err() != nil {
-		return nil, firstError(ctx, errs)
+		err := firstError(ctx, errs)
+		notify(Message{interruptedText(err, opts.OutDir)})
+		return nil, err
 	}
 	if failed := slices.IndexFunc(reps, func(rep *Repeat) bool { return rep != nil }); failed < 0 {
 		return nil, firstError(ctx, errs) // every repeat failed: nothing to record
@@ -447,6 +457,19 @@ func firstError(ctx context.Context, errs []error) error {
 		return fmt.Errorf("interrupted: %w", err)
 	}
 	return nil
+}
+
+// interruptedText is the log line of a run stopped (Ctrl-C) with err:
+// where its checkpoints are kept (InterruptedNote) when it has a folder.
+func interruptedText(err error, dir string) string {
+	msg := OneLine(err)
+	if !strings.HasPrefix(msg, "interrupted") {
+		msg = "interrupted: " + msg
+	}
+	if dir == "" {
+		return msg
+	}
+	return msg + "; " + InterruptedNote(dir)
 }
 
 // cvSteps is the number of training steps of one repeat's cross-validation.
