@@ -16,8 +16,11 @@
 // start. Ctrl-C stops the run after the current training step of each
 // repeat, keeps the checkpoints and writes no results.json, and says where
 // they are (repeats/NN/ for episodes, train/<objective>/ for transfer, the
-// run folder for fit) or that none was written yet; -resume continues it. A finished run deletes its checkpoints (the exports hold
-// the weights) unless -keep-checkpoints.
+// run folder for fit) or that none was written yet; -resume continues it.
+// train.log records the stop and, for each training -resume continues, its
+// step and checkpoint; the progress line then counts only the steps still
+// to run. A finished run deletes its checkpoints (the exports hold the
+// weights) unless -keep-checkpoints.
 //
 // A method that fails on a repeat (or a repeat that fails as a whole) is
 // recorded in results.json — its error, no accuracy — and the rest of the
