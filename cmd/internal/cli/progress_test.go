@@ -280,3 +280,39 @@ func TestReporterResumedTransferRun(t *testing.T) {
 		t.Fatalf("last line %q", last)
 	}
 }
+
+// A cell that ran and failed as a whole prints "failed: …" (it printed
+// "skipped: failed: …"), and its work counts as done: the steps it ran
+// stay counted and the table's line still ends at 100%. Before, its whole
+// plan was taken off the total while the steps it had run stayed done.
+func TestReporterFailedCell(t *testing.T) {
+	c := (&clock{}).at(0)
+	var term bytes.Buffer
+	r := &Reporter{Term: &term, Bar: true, Width: 100, Now: c.now}
+	dir := t.TempDir()
+	r.Observe(experiment.TableStarted{Dir: dir, Cells: []experiment.CellPlan{
+		{Name: "a-2w5s", Repeats: 2, Steps: 5, Methods: []string{"drknn"}},
+		{Name: "b-2w5s", Repeats: 2, Steps: 5, Methods: []string{"drknn"}},
+	}})
+	r.Observe(experiment.CellStarted{Name: "a-2w5s", Dir: filepath.Join(dir, "cells", "a-2w5s")})
+	r.Observe(experiment.Started{Dir: "", Repeats: 2, Steps: 5, Methods: []string{"drknn"}})
+	for s := 1; s <= 3; s++ {
+		for rep := 0; rep < 2; rep++ {
+			c.at(float64(s) + 0.2*float64(rep))
+			r.Observe(experiment.StepDone{Repeat: rep, Stats: train.StepStats{Step: s, Risk: 0.5}})
+		}
+	}
+	r.Observe(experiment.CellDone{Cell: experiment.CellOutcome{Name: "a-2w5s", Failed: "repeat 1: diverged", Skipped: "failed: repeat 1: diverged"}})
+	if r.prog.doneSteps > r.prog.steps || r.prog.doneSteps != 10 || r.prog.steps != 20 {
+		t.Fatalf("after the failed cell: %d/%d steps, want 10/20", r.prog.doneSteps, r.prog.steps)
+	}
+	r.Observe(experiment.CellDone{Cell: experiment.CellOutcome{Name: "b-2w5s", Skipped: "data not available"}})
+	if r.prog.fraction() != 1 {
+		t.Fatalf("after the cells: %d/%d steps, %d/%d units", r.prog.doneSteps, r.prog.steps, r.prog.doneUnits, r.prog.units)
+	}
+	r.Close()
+	out := term.String()
+	if !strings.Contains(out, "a-2w5s               failed: repeat 1: diverged\n") || strings.Contains(out, "skipped: failed") {
+		t.Fatalf("terminal %q", out)
+	}
+}

@@ -179,7 +179,11 @@ func (r *Reporter) Observe(e experiment.Event) {
 		o := e.Outcome
 		// A cell that reused its data set's training, or evaluated without
 		// unit events, counts as done; a skipped one had no work planned.
-		r.settle(experiment.CellOutcome{Name: o.Cell.Name(), Results: o.Results, Skipped: o.Skipped, Reused: o.Reused})
+		r.settle(experiment.CellOutcome{Name: o.Cell.Name(), Results: o.Results, Skipped: o.Skipped, Failed: o.Failed, Reused: o.Reused})
+		if o.Failed != "" {
+			r.println("%-20s failed: %s", o.Cell.Name(), o.Failed)
+			return
+		}
 		if o.Results == nil {
 			r.println("%-20s skipped: %s", o.Cell.Name(), o.Skipped)
 			return
@@ -193,6 +197,10 @@ func (r *Reporter) Observe(e experiment.Event) {
 	case experiment.CellDone:
 		r.settle(e.Cell)
 		o := e.Cell
+		if o.Failed != "" {
+			r.println("%-20s failed: %s", o.Name, o.Failed)
+			return
+		}
 		if o.Results == nil {
 			r.println("%-20s skipped: %s", o.Name, o.Skipped)
 			return
@@ -207,8 +215,8 @@ func (r *Reporter) Observe(e experiment.Event) {
 }
 
 // settle brings the progress to the end of a cell: the work of a skipped
-// or reused cell is removed; a run cell counts as all done (a resumed one
-// reports only the steps it still ran).
+// or reused cell is removed; a run cell, and one that ran and failed,
+// counts as all done (a resumed one reports only the steps it still ran).
 func (r *Reporter) settle(o experiment.CellOutcome) {
 	r.cell = ""
 	plan, ok := r.table[o.Name]
@@ -218,7 +226,7 @@ func (r *Reporter) settle(o experiment.CellOutcome) {
 	p := r.prog
 	steps := plan.Repeats*(plan.Steps+plan.CVSteps) - r.resumed // what the cell was to run
 	r.resumed = 0
-	if o.Results == nil || o.Reused {
+	if o.Results == nil && o.Failed == "" || o.Reused {
 		p.add(-steps, -plan.Evaluations(), plan.Methods)
 		p.draw(false)
 		return
