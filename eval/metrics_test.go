@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -148,6 +149,47 @@ func TestPaperTableAndMarkdown(t *testing.T) {
 		"| embedding_knn | 0.800 ± 0.030 (0.792) | – |\n" +
 		"| drknn | 0.850 ± 0.020 (0.838) | – |\n" +
 		"| custom | – | 0.500 ± n/a |\n"
+	if got := tb.Markdown(true); got != want {
+		t.Errorf("markdown:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The network baselines' rows carry the paper's value under the names the
+// methods run as, and the table lists them in the paper's row order.
+func TestPaperNetworkBaselines(t *testing.T) {
+	c := Column{"mnist", 2, 5}
+	for _, tc := range []struct {
+		method string
+		want   float64
+	}{
+		{MethodMatchingNet, 0.732},
+		{MethodProtoNet, 0.742},
+		{"prototypical_net", 0.742}, // the row's former key
+		{MethodMetaOptNet, 0.725},
+	} {
+		if got, ok := PaperAccuracy(tc.method, c); !ok || got != tc.want {
+			t.Errorf("PaperAccuracy(%q, %v) = %v, %v; want %v, true", tc.method, c, got, ok, tc.want)
+		}
+	}
+	for _, m := range FewShotMethods() {
+		_, ok := PaperAccuracy(m, c)
+		if want := m != MethodMetaOptNetRR; ok != want {
+			t.Errorf("PaperAccuracy(%q) has a value: %v, want %v", m, ok, want)
+		}
+		if want := m != MethodMetaOptNetRR; slices.Contains(PaperMethods(), m) != want {
+			t.Errorf("PaperMethods() contains %q: %v, want %v", m, !want, want)
+		}
+	}
+	var tb Table
+	for _, m := range []string{MethodMetaOptNetRR, MethodMetaOptNet, MethodProtoNet, MethodMatchingNet} {
+		tb.Add(m, c, Summary{N: 2, Mean: 0.7, HalfWidth: 0.01})
+	}
+	want := "| method | mnist 2-way 5-shot |\n" +
+		"|---|---|\n" +
+		"| matching_net | 0.700 ± 0.010 (0.732) |\n" +
+		"| proto_net | 0.700 ± 0.010 (0.742) |\n" +
+		"| metaoptnet | 0.700 ± 0.010 (0.725) |\n" +
+		"| metaoptnet_rr | 0.700 ± 0.010 |\n"
 	if got := tb.Markdown(true); got != want {
 		t.Errorf("markdown:\n%s\nwant:\n%s", got, want)
 	}

@@ -29,13 +29,19 @@ func PaperColumns() []Column {
 	return append(cols, Column{"lung", 3, 5}, Column{"lung", 3, 8}, Column{"covid", 2, 5}, Column{"covid", 2, 10})
 }
 
-// PaperMethods are the rows of the paper's Table 1 under our method names
-// (the three network baselines keep descriptive names; this package does
-// not implement them).
+// PaperMethods are the rows of the paper's Table 1, in its order, under
+// our method names: the three network baselines are the few-shot methods
+// of fewshot.go (MethodMatchingNet, MethodProtoNet, MethodMetaOptNet;
+// MethodMetaOptNetRR, a variant, has no row).
 func PaperMethods() []string {
-	return []string{MethodPCAKNN, MethodSVDKNN, MethodNCAKNN, "matching_net", "prototypical_net", "metaoptnet",
+	return []string{MethodPCAKNN, MethodSVDKNN, MethodNCAKNN, MethodMatchingNet, MethodProtoNet, MethodMetaOptNet,
 		MethodEmbeddingKNN, MethodKernelSmoothing, MethodDrKNNTruncated, MethodDrKNN}
 }
+
+// paperAliases are other names PaperAccuracy takes for a row: the
+// prototypical network's row was keyed "prototypical_net" before it took
+// the method's name.
+var paperAliases = map[string]string{"prototypical_net": MethodProtoNet}
 
 // paperTable is Table 1 of the paper, transcribed mechanically from the
 // LaTeX source (rows in PaperMethods order, columns in PaperColumns order).
@@ -45,7 +51,7 @@ func paperTable() map[string][20]float64 {
 		"svd_knn":          {0.749, 0.790, 0.524, 0.567, 0.587, 0.675, 0.268, 0.283, 0.680, 0.701, 0.259, 0.266, 0.591, 0.618, 0.305, 0.413, 0.624, 0.648, 0.646, 0.715},
 		"nca_knn":          {0.602, 0.640, 0.340, 0.355, 0.547, 0.578, 0.245, 0.258, 0.597, 0.616, 0.232, 0.236, 0.549, 0.574, 0.267, 0.346, 0.575, 0.582, 0.612, 0.624},
 		"matching_net":     {0.732, 0.830, 0.625, 0.732, 0.687, 0.703, 0.286, 0.360, 0.632, 0.641, 0.241, 0.247, 0.735, 0.769, 0.412, 0.433, 0.621, 0.635, 0.715, 0.732},
-		"prototypical_net": {0.742, 0.842, 0.671, 0.759, 0.710, 0.725, 0.296, 0.348, 0.651, 0.664, 0.254, 0.259, 0.769, 0.836, 0.448, 0.532, 0.632, 0.644, 0.729, 0.744},
+		"proto_net":        {0.742, 0.842, 0.671, 0.759, 0.710, 0.725, 0.296, 0.348, 0.651, 0.664, 0.254, 0.259, 0.769, 0.836, 0.448, 0.532, 0.632, 0.644, 0.729, 0.744},
 		"metaoptnet":       {0.725, 0.843, 0.658, 0.790, 0.732, 0.741, 0.255, 0.363, 0.702, 0.713, 0.257, 0.298, 0.742, 0.755, 0.412, 0.453, 0.638, 0.642, 0.713, 0.739},
 		"embedding_knn":    {0.792, 0.798, 0.546, 0.551, 0.738, 0.742, 0.490, 0.486, 0.689, 0.691, 0.492, 0.494, 0.725, 0.751, 0.445, 0.495, 0.664, 0.691, 0.701, 0.710},
 		"kernel_smoothing": {0.777, 0.873, 0.559, 0.579, 0.593, 0.601, 0.272, 0.278, 0.642, 0.661, 0.272, 0.282, 0.520, 0.565, 0.240, 0.285, 0.367, 0.370, 0.582, 0.604},
@@ -55,8 +61,12 @@ func paperTable() map[string][20]float64 {
 }
 
 // PaperAccuracy returns the mean accuracy the paper reports for method on
-// column c, and whether the paper has that cell.
+// column c, and whether the paper has that cell. method is a name of
+// PaperMethods ("prototypical_net" is taken for MethodProtoNet).
 func PaperAccuracy(method string, c Column) (float64, bool) {
+	if m, ok := paperAliases[method]; ok {
+		method = m
+	}
 	row, ok := paperTable()[method]
 	if !ok {
 		return 0, false
