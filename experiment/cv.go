@@ -54,7 +54,7 @@ func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) 
 	}
 	fold := StratifiedFolds(y, cfg.Ways, folds, seed)
 	size := len(x) / n
-	best, bestAcc := 0.0, -1.0
+	best, bestCorrect := 0.0, -1
 	for _, theta := range grid {
 		correct, total := 0, 0
 		for f := 0; f < folds; f++ {
@@ -121,8 +121,10 @@ func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) 
 		}
 		acc := float64(correct) / float64(total)
 		notify(Message{fmt.Sprintf("repeat %d: cross-validation ϑ = %g: accuracy %.4f (%d folds)", r+1, theta, acc, folds)})
-		if acc > bestAcc {
-			best, bestAcc = theta, acc
+		// Every radius is scored on the same held-out points: compare the
+		// counts, and break ties by the radius, not by the grid's order.
+		if correct > bestCorrect || correct == bestCorrect && theta < best {
+			best, bestCorrect = theta, correct
 		}
 	}
 	notify(Message{fmt.Sprintf("repeat %d: chose ϑ = %g by cross-validation", r+1, best)})
