@@ -156,8 +156,9 @@ func FuzzClassifiers(f *testing.F) {
 	})
 }
 
-// FuzzMetrics feeds arbitrary probability tables to LogLoss and ECE: an
-// error or a finite, non-negative value, never a panic; ECE ≤ 1.
+// FuzzMetrics feeds arbitrary probability tables and predictions to
+// LogLoss and ECE: an error or a finite, non-negative value, never a
+// panic; ECE ≤ 1.
 func FuzzMetrics(f *testing.F) {
 	f.Add([]byte{2, 3, 15, 200, 55, 128, 127, 0, 255, 0, 1, 1})
 	f.Add([]byte{3, 1, 0, 85, 85, 85, 2})
@@ -174,13 +175,15 @@ func FuzzMetrics(f *testing.F) {
 			proba[0] = fuzzValue(r.byte())
 		}
 		truth := make([]int, nq)
+		pred := make([]int, nq)
 		for j := range truth {
 			truth[j] = int(r.byte()%byte(m+2)) - 1
+			pred[j] = int(r.byte()%byte(m+2)) - 1
 		}
 		if l, err := LogLoss(proba, m, truth, float64(r.byte())/100); err == nil && !(l >= 0 && l < 40) {
 			t.Fatalf("log-loss %v", l)
 		}
-		if e, err := ECE(proba, m, truth, bins); err == nil && !(e >= 0 && e <= 1+1e-12) {
+		if e, err := ECE(pred, proba, m, truth, bins); err == nil && !(e >= 0 && e <= 1+1e-12) {
 			t.Fatalf("ECE %v", e)
 		}
 	})

@@ -157,19 +157,30 @@ func LogLoss(proba []float64, m int, truth []int, eps float64) (float64, error) 
 }
 
 // ECE returns the expected calibration error of the top-label predictions
-// (Guo et al. 2017): each query's confidence is its largest probability and
-// its prediction that class (ties to the lowest index); the queries are
-// grouped by confidence into bins equal-width bins, bin b holding the
-// confidences in (b/bins, (b+1)/bins] (bin 0 also holds 0; the edges are
-// the float64 values b/bins), and
+// pred (Guo et al. 2017) against truth: each query's confidence is the
+// probability proba gives its predicted class — the classifier's own
+// prediction (Predict, under its tie rule), as sklearn's calibration
+// takes predicted labels, so that ECE and Accuracy describe the same
+// predictions; for a prediction that is the argmax of its row it is the
+// largest probability. The queries are grouped by confidence into bins
+// equal-width bins, bin b holding the confidences in (b/bins, (b+1)/bins]
+// (bin 0 also holds 0; the edges are the float64 values b/bins), and
 //
 //	ECE = Σ_b (n_b/N) · |accuracy_b − mean confidence_b|
 //
 // over the non-empty bins. bins ≤ 0 means DefaultECEBins. 0 is perfect
 // calibration.
-func ECE(proba []float64, m int, truth []int, bins int) (float64, error) {
+func ECE(pred []int, proba []float64, m int, truth []int, bins int) (float64, error) {
 	if err := checkProba(proba, m, truth); err != nil {
 		return 0, err
+	}
+	if len(pred) != len(truth) {
+		return 0, fmt.Errorf("eval: %d predictions for %d queries", len(pred), len(truth))
+	}
+	for j, c := range pred {
+		if c < 0 || c >= m {
+			return 0, fmt.Errorf("eval: predicted class %d of query %d outside [0, %d)", c, j, m)
+		}
 	}
 	if bins <= 0 {
 		bins = DefaultECEBins
@@ -178,18 +189,11 @@ func ECE(proba []float64, m int, truth []int, bins int) (float64, error) {
 	hit := make([]float64, bins)
 	conf := make([]float64, bins)
 	for j, y := range truth {
-		row := proba[j*m : (j+1)*m]
-		arg := 0
-		for c, v := range row {
-			if v > row[arg] {
-				arg = c
-			}
-		}
-		p := row[arg]
+		p := proba[j*m+pred[j]]
 		b := confidenceBin(p, bins)
 		count[b]++
 		conf[b] += p
-		if arg == y {
+		if pred[j] == y {
 			hit[b]++
 		}
 	}
@@ -222,12 +226,12 @@ func confidenceBin(p float64, bins int) int {
 type Scores struct {
 	Accuracy float64 `json:"accuracy"` // fraction of predictions equal to the truth
 	LogLoss  float64 `json:"log_loss"` // LogLoss with DefaultLogLossEps
-	ECE      float64 `json:"ece"`      // ECE with DefaultECEBins bins
+	ECE      float64 `json:"ece"`      // ECE of the predictions with DefaultECEBins bins
 }
 
-// Score returns the accuracy of pred and the log-loss and expected
-// calibration error of proba (len(truth) rows of m probabilities) against
-// truth, with the default ε and bins.
+// Score returns the accuracy of pred, the log-loss of proba (len(truth)
+// rows of m probabilities) and the expected calibration error of pred with
+// proba's confidences, against truth, with the default ε and bins.
 func Score(pred []int, proba []float64, m int, truth []int) (Scores, error) {
 	var s Scores
 	var err error
@@ -237,14 +241,15 @@ func Score(pred []int, proba []float64, m int, truth []int) (Scores, error) {
 	if s.LogLoss, err = LogLoss(proba, m, truth, 0); err != nil {
 		return Scores{}, err
 	}
-	if s.ECE, err = ECE(proba, m, truth, 0); err != nil {
+	if s.ECE, err = ECE(pred, proba, m, truth, 0); err != nil {
 		return Scores{}, err
 	}
 	return s, nil
 }
 
 // EvaluateScores fits c on the training set and scores it on the nq test
-// rows q with labels yq: accuracy of Predict, log-loss and ECE of Proba.
+// rows q with labels yq: accuracy of Predict, log-loss of Proba, ECE of
+// Predict's classes at Proba's confidences.
 // It also returns the predictions and the probabilities (nq×m).
 func EvaluateScores(c Voter, x []float64, n, d int, y []int, m int, q []float64, nq int, yq []int) (Scores, []int, []float64, error) {
 	if err := c.Fit(x, n, d, y, m); err != nil {

@@ -36,11 +36,13 @@ func TestLogLossHandWorked(t *testing.T) {
 }
 
 func TestECEHandWorked(t *testing.T) {
-	// Confidences 0.8 (right), 0.7 (wrong), 0.5 (right).
+	// Predictions 0 at confidence 0.8 (right), 1 at 0.7 (wrong), 0 at 0.5
+	// (right).
 	proba := []float64{0.8, 0.2, 0.3, 0.7, 0.5, 0.5}
+	pred := []int{0, 1, 0}
 	truth := []int{0, 0, 0}
 	// 15 bins: three bins of one query each, |1−0.8| + |0−0.7| + |1−0.5|.
-	got, err := ECE(proba, 2, truth, 0)
+	got, err := ECE(pred, proba, 2, truth, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestECEHandWorked(t *testing.T) {
 	}
 	// 2 bins: (0.5, 1] holds 0.8 and 0.7 (accuracy ½, confidence 0.75),
 	// [0, 0.5] holds 0.5 (accuracy 1): (2/3)·0.25 + (1/3)·0.5 = 1/3.
-	got, _ = ECE(proba, 2, truth, 2)
+	got, _ = ECE(pred, proba, 2, truth, 2)
 	if !near(got, 1.0/3, 1e-15) {
 		t.Errorf("ECE(2 bins) %v, want 1/3", got)
 	}
@@ -60,12 +62,53 @@ func TestECEHandWorked(t *testing.T) {
 		p10 = append(p10, 0.7, 0.3)
 		y10 = append(y10, map[bool]int{true: 0, false: 1}[j < 7])
 	}
-	if got, _ := ECE(p10, 2, y10, 0); !near(got, 0, 1e-15) {
+	if got, _ := ECE(make([]int, 10), p10, 2, y10, 0); !near(got, 0, 1e-15) {
 		t.Errorf("calibrated ECE %v, want 0", got)
 	}
-	// A tie predicts the lowest index: [½, ½] with truth 1 is wrong.
-	if got, _ := ECE([]float64{0.5, 0.5}, 2, []int{1}, 0); !near(got, 0.5, 1e-15) {
-		t.Errorf("tied ECE %v, want 0.5", got)
+	// On a tie the prediction given is scored, not the lowest index:
+	// [0.4, 0.4, 0.2] with truth 1 is right at 0.4 when class 1 is
+	// predicted, wrong at 0.4 when class 0 is.
+	tied := []float64{0.4, 0.4, 0.2}
+	if got, _ := ECE([]int{1}, tied, 3, []int{1}, 0); !near(got, 0.6, 1e-15) {
+		t.Errorf("tie predicted as 1: ECE %v, want 0.6", got)
+	}
+	if got, _ := ECE([]int{0}, tied, 3, []int{1}, 0); !near(got, 0.4, 1e-15) {
+		t.Errorf("tie predicted as 0: ECE %v, want 0.4", got)
+	}
+	// The confidence is the probability of the predicted class.
+	if got, _ := ECE([]int{1}, []float64{0.8, 0.2}, 2, []int{1}, 0); !near(got, 0.8, 1e-15) {
+		t.Errorf("prediction at 0.2: ECE %v, want |1 − 0.2| = 0.8", got)
+	}
+}
+
+// Dr.k-NN breaks an exact tie of votes by the neighbours' label counts:
+// Score's ECE must score that prediction — the one Accuracy counts — not
+// the lowest tied index of Proba. Training points 0 (class 0), 0.1, 0.2
+// (class 1) and 5 (class 2); the query 0.05 with k = 3 gets votes 0.4,
+// 0.4, 0.2: a tie that class 1 wins by two neighbours to one. It is right
+// at confidence 0.4, so ECE = 0.6.
+func TestScoresECEOfTheClassifiersPrediction(t *testing.T) {
+	x := []float64{0, 0.1, 0.2, 5}
+	y := []int{0, 1, 1, 2}
+	p := []float64{
+		0.4, 0, 0, 0.6,
+		0, 0.2, 0.2, 0.6,
+		0.1, 0.05, 0.05, 0.8,
+	}
+	for name, c := range map[string]Voter{
+		"drknn":           &DrKNN{K: 3, P: p},
+		"drknn_truncated": &TruncatedDrKNN{DrKNN: DrKNN{K: 3, P: p}, Tau: 0.9},
+	} {
+		s, pred, proba, err := EvaluateScores(c, x, 4, 1, y, 3, []float64{0.05}, 1, []int{1})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(pred, []int{1}) || !near(proba[0], proba[1], 1e-15) {
+			t.Fatalf("%s: prediction %v, probabilities %v; want class 1 on a tie of classes 0 and 1", name, pred, proba)
+		}
+		if s.Accuracy != 1 || !near(s.ECE, 0.6, 1e-15) {
+			t.Errorf("%s: accuracy %v, ECE %v; want 1 and 0.6 (right at confidence 0.4)", name, s.Accuracy, s.ECE)
+		}
 	}
 }
 
@@ -113,8 +156,13 @@ func TestMetricErrors(t *testing.T) {
 		if _, err := LogLoss(c.p, c.m, c.y, 0); err == nil {
 			t.Errorf("LogLoss %s accepted", name)
 		}
-		if _, err := ECE(c.p, c.m, c.y, 0); err == nil {
+		if _, err := ECE(make([]int, len(c.y)), c.p, c.m, c.y, 0); err == nil {
 			t.Errorf("ECE %s accepted", name)
+		}
+	}
+	for name, pred := range map[string][]int{"no predictions": nil, "short": {0}, "class 2": {0, 2}, "class −1": {-1, 0}} {
+		if _, err := ECE(pred, good, 2, []int{0, 1}, 0); err == nil {
+			t.Errorf("ECE with predictions %s (%v) accepted", name, pred)
 		}
 	}
 	if _, err := LogLoss(good, 2, []int{0, 1}, 1); err == nil {
