@@ -1,0 +1,80 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drknn/drknn/eval"
+)
+
+// repeatsResult is a method's result from its per-repeat accuracies, NaN
+// for a repeat it failed on, summarised as a run does.
+func repeatsResult(t *testing.T, acc ...float64) MethodResult {
+	t.Helper()
+	r := MethodResult{Mean: math.NaN(), CI95: math.NaN(), PerRepeat: acc}
+	if done := r.Completed(); len(done) > 0 {
+		s, err := eval.Summarize(done)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Mean, r.CI95 = s.Mean, s.HalfWidth
+	}
+	for i, a := range acc {
+		if math.IsNaN(a) {
+			r.Failed = append(r.Failed, i+1)
+			if r.Error == "" {
+				r.Error = fmt.Sprintf("repeat %d: failed", i+1)
+			}
+		}
+	}
+	return r
+}
+
+// tableLine writes the table of outs and returns table.md's line that
+// starts with prefix.
+func tableLine(t *testing.T, outs []CellOutcome, prefix string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := writeTable(TableOptions{OutDir: dir}, outs, 0); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(md), "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	t.Fatalf("table.md has no line starting %q:\n%s", prefix, md)
+	return ""
+}
+
+// Issue 13.1's bar "truncated ≥ drknn − 0.01" holds at exactly −0.01:
+// 0.79 − 0.80 is −0.010000000000000009 in float64, and one query fewer
+// (−0.011) misses it.
+func TestTruncationBarAtExactTolerance(t *testing.T) {
+	col := eval.Column{Dataset: "mnist", M: 2, K: 5}
+	for _, tc := range []struct {
+		trunc float64
+		want  string
+	}{
+		{0.79, "yes"},
+		{0.789, "**no**"},
+		{0.80, "yes"},
+	} {
+		res := &Results{Repeats: 2, Methods: map[string]MethodResult{
+			eval.MethodDrKNN:          repeatsResult(t, 0.80, 0.80),
+			eval.MethodDrKNNTruncated: repeatsResult(t, tc.trunc, tc.trunc),
+		}}
+		line := tableLine(t, []CellOutcome{{Column: col, Name: "mnist-2w5s", Results: res}}, "| mnist-2w5s | – | – | ")
+		if !strings.HasSuffix(line, " "+tc.want+" |") {
+			t.Errorf("truncated %v against drknn 0.80: %q, want the bar's verdict %s", tc.trunc, line, tc.want)
+		}
+	}
+}
