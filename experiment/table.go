@@ -824,11 +824,19 @@ func settingsTable(outs []CellOutcome) string {
 	return b.String()
 }
 
+// queriesNote is the queries per repeat over the repeats that ran ("–"
+// when none did): a repeat that failed as a whole records no queries.
 func queriesNote(r *Results) string {
 	lo, hi, short := math.MaxInt, 0, false
 	for _, e := range r.Episodes {
+		if e.Error != "" {
+			continue
+		}
 		lo, hi = min(lo, len(e.QueryIndex)), max(hi, len(e.QueryIndex))
 		short = short || e.Short
+	}
+	if lo > hi {
+		return "–"
 	}
 	s := strconv.Itoa(lo)
 	if hi != lo {

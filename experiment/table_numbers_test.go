@@ -78,3 +78,22 @@ func TestTruncationBarAtExactTolerance(t *testing.T) {
 		}
 	}
 }
+
+// A repeat that failed as a whole records no queries: "queries per repeat"
+// is over the repeats that ran, not "0–1000".
+func TestQueriesNoteSkipsFailedRepeats(t *testing.T) {
+	q := make([]int, 1000)
+	for _, tc := range []struct {
+		name string
+		eps  []EpisodeRecord
+		want string
+	}{
+		{"one failed", []EpisodeRecord{{QueryIndex: q}, {Error: "training diverged"}}, "1000"},
+		{"short and failed", []EpisodeRecord{{Error: "x"}, {QueryIndex: q[:80], Short: true}, {QueryIndex: q[:90], Short: true}}, "80–90 (all that remain)"},
+		{"all failed", []EpisodeRecord{{Error: "x"}, {Error: "y"}}, "–"},
+	} {
+		if got := queriesNote(&Results{Repeats: len(tc.eps), Episodes: tc.eps}); got != tc.want {
+			t.Errorf("%s: queries per repeat %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
