@@ -662,12 +662,14 @@ func PairedDiff(r *Results, method, reference string) (Paired, bool, error) {
 // within this of drknn's, or above it, in every cell.
 const TruncationTolerance = 0.01
 
+// accuracySlack is the slack of comparisons of mean accuracies: they are
+// hits/nq, so their differences carry float64 rounding (0.79 − 0.80 =
+// −0.010000000000000009); 1e-9 is far below one query in any episode.
+const accuracySlack = 1e-9
+
 // meetsTruncationBar reports whether a mean difference drknn_truncated −
-// drknn meets TruncationTolerance. The accuracies are hits/nq, so their
-// differences carry float64 rounding (0.79 − 0.80 = −0.010000000000000009):
-// the bar is compared with a slack of 1e-9, far below one query in any
-// episode.
-func meetsTruncationBar(diff float64) bool { return diff >= -TruncationTolerance-1e-9 }
+// drknn meets TruncationTolerance (within accuracySlack).
+func meetsTruncationBar(diff float64) bool { return diff >= -TruncationTolerance-accuracySlack }
 
 // signed formats a difference "+0.012 ± 0.008" ("± n/a" with one repeat).
 func signed(s eval.Summary) string {

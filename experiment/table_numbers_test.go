@@ -97,3 +97,50 @@ func TestQueriesNoteSkipsFailedRepeats(t *testing.T) {
 		}
 	}
 }
+
+// transfer.md's "Dr.k-NN ≥ anchor" compares drknn with proto_net on the
+// tasks both completed, marks a comparison over fewer than every task, and
+// is "–" when either failed on every task — not **no** for a NaN mean, nor
+// a verdict from means over different tasks.
+func TestTransferAnchorVerdictPaired(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		name          string
+		drknn, anchor []float64
+		want          string
+	}{
+		{"both complete, above", []float64{0.9, 0.9}, []float64{0.8, 0.9}, "yes"},
+		{"both complete, level", []float64{0.8, 0.8}, []float64{0.8, 0.8}, "yes"},
+		{"both complete, below", []float64{0.7, 0.9}, []float64{0.8, 0.9}, "**no**"},
+		{"anchor failed everywhere", []float64{0.89, 0.91}, []float64{nan, nan}, "–"},
+		{"drknn failed everywhere", []float64{nan, nan}, []float64{0.89, 0.91}, "–"},
+		// Over all completed tasks drknn's mean (0.767) beats the anchor's
+		// (0.6), but on the one task both completed it is below.
+		{"anchor failed on two", []float64{0.5, 0.9, 0.9}, []float64{0.6, nan, nan}, "**no** [1 of 3 tasks]"},
+		{"drknn failed on one", []float64{nan, 0.9, 0.9}, []float64{0.95, 0.8, 0.9}, "yes [2 of 3 tasks]"},
+	} {
+		res := &Results{Repeats: len(tc.drknn), Methods: map[string]MethodResult{
+			eval.MethodDrKNN:    repeatsResult(t, tc.drknn...),
+			eval.MethodProtoNet: repeatsResult(t, tc.anchor...),
+		}, Transfer: &TransferInfo{}}
+		dir := t.TempDir()
+		outs := []TransferOutcome{{Cell: TransferCell{"omniglot", 5, 1}, Results: res}}
+		if err := writeTransferTable(TableOptions{OutDir: dir}, outs, 0); err != nil {
+			t.Fatal(err)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "transfer.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, l := range strings.Split(string(md), "\n") {
+			if strings.HasPrefix(l, "| omniglot-5w1s |") {
+				cols := strings.Split(l, " | ")
+				got = cols[2+len(TransferMethods())]
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: Dr.k-NN ≥ anchor %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -238,6 +238,25 @@ func fmtAcc(r MethodResult, ok bool) string {
 	return s
 }
 
+// anchorVerdict is transfer.md's "Dr.k-NN ≥ anchor": drknn's accuracy
+// against proto_net's on the tasks both completed (paired, as table.md's
+// paired differences), marked "[N of R tasks]" when that is not every task;
+// "–" when either was not evaluated or no task has both.
+func anchorVerdict(r *Results) string {
+	p, ok, _ := PairedDiff(r, "drknn", "proto_net")
+	if !ok {
+		return "–"
+	}
+	v := "**no**"
+	if p.Diff.Mean >= -accuracySlack {
+		v = "yes"
+	}
+	if all := len(r.Methods["drknn"].PerRepeat); p.Diff.N < all {
+		v += fmt.Sprintf(" [%d of %d tasks]", p.Diff.N, all)
+	}
+	return v
+}
+
 func fmtDuration(s float64) string {
 	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
 }
@@ -275,13 +294,7 @@ func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Dur
 			v, ok := r.Methods[m]
 			fmt.Fprintf(&md, " %s |", fmtAcc(v, ok))
 		}
-		dr, okd := r.Methods["drknn"]
-		pr, okp := r.Methods["proto_net"]
-		verdict := "–"
-		if okd && okp {
-			verdict = map[bool]string{true: "yes", false: "**no**"}[dr.Mean >= pr.Mean]
-		}
-		fmt.Fprintf(&md, " %s |", verdict)
+		fmt.Fprintf(&md, " %s |", anchorVerdict(r))
 		for _, obj := range []string{train.ObjectiveDrKNN, train.ObjectiveProto} {
 			if tr := r.Transfer.Training[obj]; tr != nil {
 				fmt.Fprintf(&md, " %s (%s CPU), %d steps, best %d |", fmtDuration(tr.Seconds), fmtDuration(tr.CPUSeconds), tr.Steps, tr.BestStep)
