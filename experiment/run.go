@@ -344,7 +344,7 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 	sort.Strings(keys)
 	for _, m := range keys {
 		r := res.Methods[m]
-		line := fmt.Sprintf("%-18s %.4f ± %.4f", m, r.Mean, r.CI95)
+		line := fmt.Sprintf("%-18s %s", m, meanCIText(r.Mean, r.CI95))
 		if r.Error != "" {
 			line += fmt.Sprintf(" (failed in %d of %d repeats: %s)", len(r.Failed), cfg.Repeats, r.Error)
 		}

@@ -510,16 +510,19 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 			fmt.Fprintf(&md, "| %s | not evaluated | %s | – | %d | %s |\n", o.Name, ps, o.Results.Repeats, queriesNote(o.Results))
 			continue
 		}
-		diff := "–"
-		if ok {
-			diff = fmt.Sprintf("%+.3f", r.Mean-paper)
+		ours, diff := "failed", "–" // drknn failed on every repeat: no mean
+		if !math.IsNaN(r.Mean) {
+			ours = fmt.Sprintf("%.3f", r.Mean)
+			if ok {
+				diff = fmt.Sprintf("%+.3f", r.Mean-paper)
+			}
 		}
 		q := queriesNote(o.Results)
 		reps := strconv.Itoa(o.Results.Repeats)
 		if n := len(r.Completed()); n < len(r.PerRepeat) {
 			reps = fmt.Sprintf("%d of %d", n, len(r.PerRepeat))
 		}
-		fmt.Fprintf(&md, "| %s | %.3f | %s | %s | %s | %s |\n", o.Name, r.Mean, ps, diff, reps, q)
+		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s | %s |\n", o.Name, ours, ps, diff, reps, q)
 	}
 	md.WriteString(pairedMarkdown(outs))
 	md.WriteString(scoresMarkdown(outs))

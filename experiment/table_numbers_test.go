@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -34,9 +35,9 @@ func repeatsResult(t *testing.T, acc ...float64) MethodResult {
 	return r
 }
 
-// tableLine writes the table of outs and returns table.md's line that
-// starts with prefix.
-func tableLine(t *testing.T, outs []CellOutcome, prefix string) string {
+// tableLine writes the table of outs and returns the first line of
+// table.md's section (its heading) that starts with prefix.
+func tableLine(t *testing.T, outs []CellOutcome, section, prefix string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := writeTable(TableOptions{OutDir: dir}, outs, 0); err != nil {
@@ -46,12 +47,16 @@ func tableLine(t *testing.T, outs []CellOutcome, prefix string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	in := false
 	for _, l := range strings.Split(string(md), "\n") {
-		if strings.HasPrefix(l, prefix) {
+		if strings.HasPrefix(l, "## ") {
+			in = l == section
+		}
+		if in && strings.HasPrefix(l, prefix) {
 			return l
 		}
 	}
-	t.Fatalf("table.md has no line starting %q:\n%s", prefix, md)
+	t.Fatalf("table.md's %s has no line starting %q:\n%s", section, prefix, md)
 	return ""
 }
 
@@ -72,7 +77,7 @@ func TestTruncationBarAtExactTolerance(t *testing.T) {
 			eval.MethodDrKNN:          repeatsResult(t, 0.80, 0.80),
 			eval.MethodDrKNNTruncated: repeatsResult(t, tc.trunc, tc.trunc),
 		}}
-		line := tableLine(t, []CellOutcome{{Column: col, Name: "mnist-2w5s", Results: res}}, "| mnist-2w5s | – | – | ")
+		line := tableLine(t, []CellOutcome{{Column: col, Name: "mnist-2w5s", Results: res}}, "## Paired differences", "| mnist-2w5s | ")
 		if !strings.HasSuffix(line, " "+tc.want+" |") {
 			t.Errorf("truncated %v against drknn 0.80: %q, want the bar's verdict %s", tc.trunc, line, tc.want)
 		}
@@ -141,6 +146,73 @@ func TestTransferAnchorVerdictPaired(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s: Dr.k-NN ≥ anchor %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// When drknn fails on every repeat of a cell, "Dr.k-NN against the paper"
+// says so instead of printing "NaN | 0.959 | +NaN".
+func TestTablePaperSectionDrKNNFailedEverywhere(t *testing.T) {
+	nan := math.NaN()
+	q := make([]int, 1000)
+	res := &Results{Repeats: 2, Methods: map[string]MethodResult{
+		eval.MethodDrKNN:        repeatsResult(t, nan, nan),
+		eval.MethodEmbeddingKNN: repeatsResult(t, 0.7, 0.7),
+	}, Episodes: []EpisodeRecord{{QueryIndex: q}, {QueryIndex: q}}}
+	col := eval.Column{Dataset: "mnist", M: 2, K: 10}
+	got := tableLine(t, []CellOutcome{{Column: col, Name: "mnist-2w10s", Results: res}}, "## Dr.k-NN against the paper", "| mnist-2w10s | ")
+	if want := "| mnist-2w10s | failed | 0.959 | – | 0 of 2 | 1000 |"; got != want {
+		t.Errorf("Dr.k-NN against the paper: %q, want %q", got, want)
+	}
+}
+
+// The run's per-method log line never prints NaN: one repeat has no
+// interval ("± n/a"), and a method that failed on every repeat has no mean.
+func TestRunLogMeanWithoutNaN(t *testing.T) {
+	failHook = func(_ int, m string) error {
+		if m == eval.MethodEmbeddingKNN {
+			return errors.New("broken")
+		}
+		return nil
+	}
+	t.Cleanup(func() { failHook = nil })
+	cfg := synthConfig(t, "model.kind=identity", "train.steps=0", "repeats=1", "eval.methods=[drknn,embedding_knn]")
+	var lines []string
+	if _, err := Run(t.Context(), cfg, Options{Observer: func(e Event) {
+		if m, ok := e.(Message); ok {
+			lines = append(lines, m.Text)
+		}
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	var drknn, ek string
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "drknn "):
+			drknn = l
+		case strings.HasPrefix(l, "embedding_knn "):
+			ek = l
+		}
+		if strings.Contains(l, "NaN") {
+			t.Errorf("log line %q", l)
+		}
+	}
+	if !strings.HasSuffix(drknn, " ± n/a") {
+		t.Errorf("drknn's line %q, want a mean ± n/a (one repeat)", drknn)
+	}
+	if want := "embedding_knn      – (failed in 1 of 1 repeats: repeat 1: broken)"; ek != want {
+		t.Errorf("embedding_knn's line %q, want %q", ek, want)
+	}
+	for _, tc := range []struct {
+		mean, ci float64
+		want     string
+	}{
+		{0.81234, 0.01234, "0.8123 ± 0.0123"},
+		{0.81234, math.NaN(), "0.8123 ± n/a"},
+		{math.NaN(), math.NaN(), "–"},
+	} {
+		if got := meanCIText(tc.mean, tc.ci); got != tc.want {
+			t.Errorf("meanCIText(%v, %v) = %q, want %q", tc.mean, tc.ci, got, tc.want)
 		}
 	}
 }

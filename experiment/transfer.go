@@ -1029,7 +1029,7 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 				return nil, err
 			}
 			mr.Mean, mr.CI95 = s.Mean, s.HalfWidth
-			line = fmt.Sprintf("%-18s %.4f ± %.4f", m, s.Mean, s.HalfWidth)
+			line = fmt.Sprintf("%-18s %s", m, meanCIText(s.Mean, s.HalfWidth))
 			if mr.Error != "" {
 				line += fmt.Sprintf(" (failed on %d of %d tasks: %s)", len(mr.Failed), cfg.Repeats, mr.Error)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -247,12 +248,16 @@ func (r *Reporter) fail(err error) {
 // Err returns the first error met while rendering (e.g. an unwritable log).
 func (r *Reporter) Err() error { return r.err }
 
-// meanText is method m's mean accuracy in res to three decimals, or "–"
-// when the run did not evaluate it (eval.methods without it).
+// meanText is method m's mean accuracy in res to three decimals, "–"
+// when the run did not evaluate it (eval.methods without it), or "failed"
+// when it failed on every repeat (no mean).
 func meanText(res *experiment.Results, m string) string {
 	r, ok := res.Methods[m]
 	if !ok {
 		return "–"
+	}
+	if math.IsNaN(r.Mean) {
+		return "failed"
 	}
 	return fmt.Sprintf("%.3f", r.Mean)
 }
