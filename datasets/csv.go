@@ -35,6 +35,26 @@ func missingCSV(s string) bool {
 	return false
 }
 
+// NewCSVReader is how every table of drknn is opened — the csv data set's
+// reader (ParseCSV), the miniImageNet split files, and drknn-predict -csv —
+// so that all accept the same files: a UTF-8 byte-order mark is dropped
+// from the stream before the CSV reader sees it (left in the first cell it
+// makes a quoted first header, "\ufeff\"a\",… as R's write.csv with
+// fileEncoding "UTF-8-BOM" writes, a bare quote), rows may have any number
+// of fields (the caller checks), leading spaces before a field (and its
+// quote) are dropped, and there is no comment character (a line starting
+// with '#' is data).
+func NewCSVReader(r io.Reader) *csv.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		br.Discard(3)
+	}
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	return cr
+}
+
 // ParseCSV parses a table of labelled feature rows: a header row naming the
 // columns, then one sample per row, comma-separated (RFC 4180 quoting; a
 // UTF-8 byte-order mark, spaces around fields, CR LF line ends and blank
@@ -58,15 +78,7 @@ func missingCSV(s string) bool {
 // number and the label column's name a number or one of the labels — except
 // the names 0, 1, 2, … in order that pandas gives an unnamed frame.
 func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
-	// The byte-order mark goes before the CSV reader sees it: left in the
-	// first cell it makes a quoted first header ("\ufeff\"a\",…, as R's
-	// write.csv with fileEncoding "UTF-8-BOM" writes) a bare quote.
-	br := bufio.NewReader(r)
-	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
-		br.Discard(3)
-	}
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
+	cr := NewCSVReader(r)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err == io.EOF {

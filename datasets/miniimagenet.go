@@ -1,7 +1,6 @@
 package datasets
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -30,8 +29,7 @@ type MiniImageNetRow struct {
 // file name with a path separator or "..", a repeated file name, or no rows
 // at all are errors naming the line.
 func ParseMiniImageNetCSV(r io.Reader) ([]MiniImageNetRow, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
+	cr := NewCSVReader(r)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
 	if err == io.EOF {
@@ -39,9 +37,6 @@ func ParseMiniImageNetCSV(r io.Reader) ([]MiniImageNetRow, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	if len(head) > 0 {
-		head[0] = strings.TrimPrefix(head[0], "\ufeff")
 	}
 	if len(head) != 2 || strings.TrimSpace(head[0]) != "filename" || strings.TrimSpace(head[1]) != "label" {
 		return nil, fmt.Errorf("line 1: header %q, want \"filename,label\"", strings.Join(head, ","))

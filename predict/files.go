@@ -1,9 +1,7 @@
 package predict
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"image"
@@ -347,11 +345,9 @@ func (m *Model) csvSamples(path string) ([]sample, error) {
 // readCSVSamples parses a CSV of feature rows (named path in messages) for
 // a model taking f features, named features when not nil.
 func (m *Model) readCSVSamples(r io.Reader, path string, f int, features []string) ([]sample, error) {
-	cr := csv.NewReader(bufio.NewReader(r))
-	cr.FieldsPerRecord = -1
-	// No comment character: the csv reader of training has none, so a
-	// header or row starting with '#' is data here too.
-	cr.TrimLeadingSpace = true
+	// Opened as the csv reader of training opens its file (byte-order
+	// mark, spaces, no comment character), so both take the same files.
+	cr := datasets.NewCSVReader(r)
 	var cols []int // column of each feature
 	colName := func(j int) string { return fmt.Sprintf("field %d", j+1) }
 	var out []sample
@@ -367,9 +363,6 @@ func (m *Model) readCSVSamples(r io.Reader, path string, f int, features []strin
 		line, _ := cr.FieldPos(0)
 		if first {
 			first = false
-			if len(rec) > 0 {
-				rec[0] = strings.TrimPrefix(rec[0], "\ufeff")
-			}
 			if features != nil {
 				if cols, err = matchColumns(rec, features, path); err != nil {
 					return nil, err
