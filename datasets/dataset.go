@@ -44,6 +44,10 @@ type Report struct {
 	Hidden   int // hidden files and folders skipped (".DS_Store", ".git", "__MACOSX", …)
 	NotImage int // files skipped because they are not images (by content; no image extension)
 	Loose    int // files outside any class folder, skipped
+	// LinkLoops counts symbolic links to a folder they are inside of
+	// (followed, they would repeat without end), skipped; other links to
+	// folders are followed.
+	LinkLoops int
 	// Channels says how an image folder's channel count was chosen.
 	Channels string
 	// TrainOnly and TestOnly list, for a split folder, the classes that
@@ -80,6 +84,9 @@ func (r *Report) Summary() string {
 	}
 	if len(skipped) > 0 {
 		parts = append(parts, "skipped "+strings.Join(skipped, ", ")+" (files)")
+	}
+	if r.LinkLoops > 0 {
+		parts = append(parts, fmt.Sprintf("skipped %d symbolic link(s) to a folder they are in (loops)", r.LinkLoops))
 	}
 	if r.Channels != "" {
 		parts = append(parts, "channels: "+r.Channels)

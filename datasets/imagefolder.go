@@ -341,6 +341,74 @@ func isDirFS(fsys fs.FS, p string, e fs.DirEntry) (bool, error) {
 	return fi.IsDir(), nil
 }
 
+// WalkFolderFiles calls visit with every file under the folder dir of fsys
+// that the image-folder reader considers, in its natural order (a
+// depth-first walk, a folder's entries by name in byte order): regular
+// files and symbolic links to them, not hidden (names starting with ".",
+// "__MACOSX"; a hidden folder is skipped whole). A symbolic link to a
+// folder is followed — its files come where its name falls, as a folder's
+// would — unless it leads to dir or a folder on the way to it (a loop).
+// Counted in rep: hidden names (Hidden), links that loop (LinkLoops), and
+// devices, sockets and broken links (NotImage). drknn-predict lists
+// -images and -support folders with it, so both take the same files.
+func WalkFolderFiles(fsys fs.FS, dir string, rep *Report, visit func(p string)) error {
+	var walk func(root string) error
+	walk = func(root string) error {
+		return fs.WalkDir(fsys, root, func(fp string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return classify(fmt.Errorf("imagefolder: %w", err))
+			}
+			if fp == root {
+				return nil
+			}
+			if skipName(e.Name()) {
+				rep.Hidden++
+				if e.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			switch {
+			case e.IsDir():
+				return nil
+			case e.Type().IsRegular():
+				visit(fp)
+				return nil
+			case e.Type()&fs.ModeSymlink == 0:
+				rep.NotImage++ // a device, a socket, a pipe
+				return nil
+			}
+			fi, err := fs.Stat(fsys, fp)
+			switch {
+			case err != nil || !fi.IsDir() && !fi.Mode().IsRegular():
+				rep.NotImage++ // a broken link, a link to a device
+			case !fi.IsDir():
+				visit(fp)
+			case linkLoops(fsys, fp, fi):
+				rep.LinkLoops++
+			default:
+				return walk(fp)
+			}
+			return nil
+		})
+	}
+	return walk(dir)
+}
+
+// linkLoops reports whether the folder fi that the link at p leads to is
+// the root of fsys or a folder on the way from it to p: walking it would
+// come back to p without end.
+func linkLoops(fsys fs.FS, p string, fi fs.FileInfo) bool {
+	for d := path.Dir(p); ; d = path.Dir(d) {
+		if di, err := fs.Stat(fsys, d); err == nil && os.SameFile(di, fi) {
+			return true
+		}
+		if d == "." || d == "/" {
+			return false
+		}
+	}
+}
+
 // splitNames are the folder names (in lower case) that name a part of a data
 // set rather than a class.
 var splitNames = map[string]bool{"train": true, "val": true, "valid": true, "validation": true, "test": true}
@@ -455,31 +523,8 @@ func listImageFolder(fsys fs.FS, root, part string, rep *Report) (items []folder
 			dir := path.Join(p.dir, c)
 			label, _ := slices.BinarySearch(classes, c)
 			n := len(items)
-			err := fs.WalkDir(fsys, dir, func(fp string, e fs.DirEntry, err error) error {
-				if err != nil {
-					return classify(fmt.Errorf("imagefolder: %w", err))
-				}
-				if fp == dir {
-					return nil
-				}
-				if skipName(e.Name()) {
-					rep.Hidden++
-					if e.IsDir() {
-						return fs.SkipDir
-					}
-					return nil
-				}
-				if e.IsDir() {
-					return nil
-				}
-				if !e.Type().IsRegular() {
-					if isDir, err := isDirFS(fsys, fp, e); err != nil || isDir || e.Type()&fs.ModeSymlink == 0 {
-						rep.NotImage++ // a device, a socket, a broken link or a linked folder
-						return nil
-					}
-				}
+			err := WalkFolderFiles(fsys, dir, rep, func(fp string) {
 				items = append(items, folderItem{path: fp, class: label, test: p.test})
-				return nil
 			})
 			if err != nil {
 				return nil, nil, nil, false, err

@@ -9,7 +9,6 @@ import (
 	_ "image/jpeg" // registered for image.DecodeConfig
 	_ "image/png"  // registered for image.DecodeConfig
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -506,14 +505,16 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 }
 
 // ExpandImages lists the image files that paths mean: a file is taken as
-// it is; a folder contributes, recursively and in sorted order, the files
-// the imagefolder reader of training would read from it: every regular
-// file (or link to one) not hidden (names starting with ".", "__MACOSX";
-// hidden folders are skipped whole) whose name has an image extension, or
-// whose content is an image (PNG, JPEG, GIF, BMP or WebP, recognised by
-// its header: a .jfif or a file without extension); other files are
-// skipped, as the reader skips them. A path that does not exist is kept,
-// so that it fails as an input of its own.
+// it is; a folder (or a symbolic link to one) contributes, recursively and
+// in the reader's natural order, the files the imagefolder reader of
+// training would read from it (datasets.WalkFolderFiles: regular files and
+// links to them, not hidden — names starting with ".", "__MACOSX"; hidden
+// folders are skipped whole —, symbolic links to folders followed unless
+// they loop) whose name has an image extension, or whose content is an
+// image (PNG, JPEG, GIF, BMP or WebP, recognised by its header: a .jfif or
+// a file without extension); other files are skipped, as the reader skips
+// them. A path that does not exist is kept, so that it fails as an input
+// of its own.
 func ExpandImages(paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
@@ -522,36 +523,15 @@ func ExpandImages(paths []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, e fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if path == p {
-				return nil
-			}
-			if datasets.SkipName(e.Name()) {
-				if e.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if e.IsDir() {
-				return nil
-			}
-			if !e.Type().IsRegular() {
-				// A link to a file is read; a device, a socket, a broken
-				// link or a link to a folder is not (as in the reader).
-				if fi, err := os.Stat(path); e.Type()&fs.ModeSymlink == 0 || err != nil || !fi.Mode().IsRegular() {
-					return nil
-				}
-			}
-			if datasets.IsFolderImage(path) {
+		// os.DirFS opens p itself through a link: a folder named by a
+		// symbolic link is read (filepath.WalkDir does not follow one).
+		err = datasets.WalkFolderFiles(os.DirFS(p), ".", &datasets.Report{}, func(fp string) {
+			if path := filepath.Join(p, filepath.FromSlash(fp)); datasets.IsFolderImage(path) {
 				out = append(out, path)
 			}
-			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 	}
 	return out, nil
