@@ -21,9 +21,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,6 +36,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/internal/outpath"
 )
 
 // ErrInput is wrapped by every error about bad input.
@@ -71,22 +70,16 @@ func FormatOf(path string) (string, error) {
 }
 
 // CheckOut checks, before any work, that a figure can be written to path:
-// a known format (FormatOf) and a folder that exists. A missing folder, or
-// one that is a file, is an ErrInput naming it (the write failed at the
-// end, naming its hidden temporary file).
+// a known format (FormatOf) and a folder that exists (outpath.Folder,
+// shared with drknn-predict -out). A missing folder, or one that is a
+// file, is an ErrInput naming it (the write failed at the end, naming its
+// hidden temporary file).
 func CheckOut(path string) error {
 	if _, err := FormatOf(path); err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return inputf("%s: the folder %s does not exist", path, dir)
-	case err != nil:
-		return inputf("%s: %v", path, err)
-	case !st.IsDir():
-		return inputf("%s: %s is not a folder", path, dir)
+	if err := outpath.Folder(path); err != nil {
+		return inputf("%v", err)
 	}
 	return nil
 }

@@ -10,7 +10,10 @@
 // PredictFiles: image files and folders, CSV columns by header name, .npy
 // samples, or embeddings). The output is CSV by default —
 // input,predicted,<one probability column per class name> — on standard
-// output or in -out FILE (written through a temporary name). An input that
+// output or in -out FILE (written through a temporary name; refused before
+// any work when its folder is missing, when it is one of the inputs or the
+// export's files, also through a link, or inside the export folder:
+// predict.CheckOutput). An input that
 // cannot be read gets a row with an empty prediction and a line on
 // standard error, the others are classified, and the exit status is 1;
 // errors with the model or the options exit 2 with one line.
@@ -129,6 +132,11 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 			}
 			order = append(order, c)
 		}
+	}
+	// Before any work: an -out that is an input, or inside the model's
+	// export, would destroy it; one in a missing folder failed at the end.
+	if err := predict.CheckOutput(*outPath, in, dir, *support); err != nil {
+		return err
 	}
 	var m *predict.Model
 	if *support != "" {
