@@ -38,11 +38,6 @@ import (
 // A step then embeds train.minisets × n′ samples whatever n is.
 func FitMinisetSize(n, m int) int { return min(n, max(20, 10*m)) }
 
-// DefaultFitFolds is the number of cross-validation folds of protocol fit
-// (its accuracy estimate without a test part, and its ϑ choice) when
-// train.cv_folds is 0; protocol fit never uses leave-one-out.
-const DefaultFitFolds = 5
-
 // FitMethods are the methods protocol fit evaluates when eval.methods is
 // empty. It accepts the methods a predict.Model classifies with
 // (predict.Methods): those that vote on the learned embedding.
@@ -54,7 +49,12 @@ type FitSummary struct {
 	Train      int      `json:"train"`      // labelled samples the exported model is trained on
 	Test       int      `json:"test"`       // samples of the test part (0 with cross-validation)
 	Evaluation string   `json:"evaluation"` // "test" (the split folder's test part) or "cv" (k-fold cross-validation)
-	Folds      int      `json:"folds,omitempty"`
+	// Folds is the number of folds used: train.cv_folds, the number of
+	// training samples for leave-one-out (cv_folds 0), or the smallest
+	// class's number of samples when cv_folds asks for more (k-fold folds
+	// each hold every class) — FoldsNote then says so.
+	Folds     int    `json:"folds,omitempty"`
+	FoldsNote string `json:"folds_note,omitempty"`
 	// Scores per method: on the test part, or pooled over every held-out
 	// fold (each sample predicted once, by the fold's network).
 	Scores map[string]eval.Scores `json:"scores"`
@@ -92,7 +92,8 @@ type FitModel struct {
 }
 
 // forFit checks and completes a config for protocol fit on d: ways becomes
-// the number of classes, cv_folds 0 becomes DefaultFitFolds, the methods
+// the number of classes (cv_folds is kept: 0 is leave-one-out, as in every
+// protocol), the methods
 // are those a predict.Model classifies with; train.theta, eval.k and
 // train.miniset_size are checked against the training part.
 func forFit(cfg Config, d *datasets.Dataset, trainIdx []int) (Config, error) {
@@ -110,9 +111,6 @@ func forFit(cfg Config, d *datasets.Dataset, trainIdx []int) (Config, error) {
 		return cfg, fmt.Errorf("fit: %s has %d class; a classifier needs at least 2", cfg.Dataset, m)
 	}
 	cfg.Ways, cfg.Shots = m, slices.Min(count)
-	if cfg.Train.CVFolds == 0 {
-		cfg.Train.CVFolds = DefaultFitFolds
-	}
 	if len(cfg.Eval.Methods) == 0 {
 		cfg.Eval.Methods = FitMethods()
 	}
@@ -132,6 +130,31 @@ func forFit(cfg Config, d *datasets.Dataset, trainIdx []int) (Config, error) {
 		return cfg, configErr(fmt.Errorf("key train.miniset_size = %d: larger than the %d training samples", s, n))
 	}
 	return cfg, nil
+}
+
+// fitFolds is the number of cross-validation folds of a fit without a
+// test part: train.cv_folds, or one per training sample for 0
+// (leave-one-out, as train.cv_folds means in every protocol). k-fold
+// folds each hold about 1/k of every class, so a k above the smallest
+// class's count is capped at that count, and note says so (logged as a
+// warning, recorded in results.json). Every class needs two samples (one
+// held out, one to learn from).
+func fitFolds(cfg Config, d *datasets.Dataset, trainIdx []int) (folds int, note string, err error) {
+	if cfg.Shots < 2 {
+		return 0, "", fmt.Errorf("fit: no test part and a class with %d training sample: cross-validation needs at least 2 per class", cfg.Shots)
+	}
+	if cfg.Train.CVFolds == 0 {
+		return len(trainIdx), "", nil
+	}
+	if folds = cfg.Train.CVFolds; folds <= cfg.Shots {
+		return folds, "", nil
+	}
+	count := make([]int, len(d.Classes))
+	for _, i := range trainIdx {
+		count[d.Labels[i]]++
+	}
+	small := d.Classes[slices.Index(count, cfg.Shots)]
+	return cfg.Shots, fmt.Sprintf("train.cv_folds = %d capped at %d folds: class %q has %d training samples, and each fold holds every class (train.cv_folds: 0 is leave-one-out)", folds, cfg.Shots, small, cfg.Shots), nil
 }
 
 // RunFit runs protocol fit on the data set d (see the package comment on
@@ -157,11 +180,10 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 	if cfg, err = forFit(cfg, d, trainIdx); err != nil {
 		return nil, err
 	}
-	folds := 0
+	folds, foldsNote := 0, ""
 	if len(testIdx) == 0 {
-		folds = min(cfg.Train.CVFolds, cfg.Shots)
-		if folds < 2 {
-			return nil, fmt.Errorf("fit: no test part and a class with %d training sample: cross-validation needs at least 2 per class", cfg.Shots)
+		if folds, foldsNote, err = fitFolds(cfg, d, trainIdx); err != nil {
+			return nil, err
 		}
 	}
 	if opts.OutDir != "" {
@@ -178,10 +200,16 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 		}
 	}()
 	how := fmt.Sprintf("%d-fold cross-validation", folds)
-	if folds == 0 {
+	switch {
+	case folds == 0:
 		how = fmt.Sprintf("the %d samples of the test part", len(testIdx))
+	case cfg.Train.CVFolds == 0:
+		how = fmt.Sprintf("leave-one-out cross-validation (train.cv_folds = 0: %d folds)", folds)
 	}
 	notify(Message{fmt.Sprintf("drknn-train: fit on %s: %d training samples, %d classes, shape %v, model %s, evaluated on %s", cfg.Dataset, len(trainIdx), cfg.Ways, d.Shape, cfg.Model.Kind, how)})
+	if foldsNote != "" {
+		notify(Message{"drknn-train: warning: " + foldsNote})
+	}
 	if s := d.Report.Summary(); s != "" {
 		notify(Message{fmt.Sprintf("%s: %s", cfg.Dataset, s)})
 	}
@@ -196,7 +224,7 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 		if sum.Scores, sum.FoldAccuracy, sum.MethodErrors, err = crossValidate(ctx, cfg, d, trainIdx, folds, sum.Theta, notify); err != nil {
 			return nil, err
 		}
-		sum.Evaluation, sum.Folds = "cv", folds
+		sum.Evaluation, sum.Folds, sum.FoldsNote = "cv", folds, foldsNote
 		sum.Seconds["evaluate"] = time.Since(t0).Seconds()
 		// The run's evaluation units (one per method, as for a test part):
 		// the folds' own are not passed on.

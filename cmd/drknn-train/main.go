@@ -127,6 +127,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if f := res.Fit; f != nil {
 		fmt.Fprintf(stdout, "%s fit: %d training samples, %d classes, %.1fs → %s; model for drknn-predict -model %s\n", res.Dataset, f.Train, len(f.Classes), res.Seconds, filepath.Join(dir, "results.json"), f.Export)
+		if f.FoldsNote != "" {
+			fmt.Fprintf(stderr, "drknn-train: warning: %s\n", f.FoldsNote)
+		}
 		for _, m := range res.Config.Eval.Methods {
 			s, ok := f.Scores[m]
 			if !ok {
