@@ -495,13 +495,14 @@ type RunCurves struct {
 	Names     []string
 	Histories [][]Step
 	Transfer  bool    // read from a transfer run's train/<objective>/history.json
+	Fit       bool    // read from a fit run's history.json (its one model, named "fit")
 	Files     int     // history files found, read or not
 	Skipped   []error // the files that could not be read, each naming its file; the others are in Histories
 }
 
 // ReadRunCurves reads the training histories of a run folder, in name
 // order: DIR/repeats/*/history.json (episodes), or else a transfer run's
-// DIR/train/*/history.json. A file that cannot be read is left out and its
+// DIR/train/*/history.json, or else a fit run's DIR/history.json. A file that cannot be read is left out and its
 // error, naming the file, kept in Skipped; only a folder with no history
 // file, or none readable, is an error.
 func ReadRunCurves(dir string) (*RunCurves, error) {
@@ -517,7 +518,13 @@ func ReadRunCurves(dir string) (*RunCurves, error) {
 		rc.Transfer = len(matches) > 0
 	}
 	if len(matches) == 0 {
-		return nil, fmt.Errorf("%s: no repeats/*/history.json (episodes run) or train/*/history.json (transfer run)", dir)
+		// A fit run: its one model's DIR/history.json.
+		if _, err := os.Stat(filepath.Join(dir, "history.json")); err == nil {
+			matches, rc.Fit = []string{filepath.Join(dir, "history.json")}, true
+		}
+	}
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("%s: no repeats/*/history.json (episodes run), train/*/history.json (transfer run) or history.json (fit run)", dir)
 	}
 	sort.Strings(matches)
 	rc.Files = len(matches)
@@ -527,7 +534,11 @@ func ReadRunCurves(dir string) (*RunCurves, error) {
 			rc.Skipped = append(rc.Skipped, err)
 			continue
 		}
-		rc.Names = append(rc.Names, filepath.Base(filepath.Dir(m)))
+		name := filepath.Base(filepath.Dir(m))
+		if rc.Fit {
+			name = "fit"
+		}
+		rc.Names = append(rc.Names, name)
 		rc.Histories = append(rc.Histories, h)
 	}
 	if len(rc.Histories) == 0 {
@@ -633,6 +644,9 @@ func TrainingCurves(w io.Writer, names []string, hs [][]Step, width, height int)
 		c := Curve{X: x, Y: y, Faint: len(hs) > 1}
 		if r == 0 {
 			c.Label = "repeat " + names[0]
+			if names[0] == "fit" {
+				c.Label = "the fit run's model"
+			}
 			if len(hs) > 1 {
 				c.Label = fmt.Sprintf("each repeat (%s–%s)", names[0], names[len(names)-1])
 			}

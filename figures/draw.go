@@ -167,8 +167,11 @@ func DrawCurves(path, runDir string, width, height int) (string, error) {
 		return "", Input(err)
 	}
 	draw, what := TrainingCurves, "repeats"
-	if rc.Transfer {
+	switch {
+	case rc.Transfer:
 		draw, what = ObjectiveCurves, "objectives of a transfer run"
+	case rc.Fit:
+		what = "model of a fit run"
 	}
 	if err := Save(path, func(w io.Writer) error { return draw(w, rc.Names, rc.Histories, width, height) }); err != nil {
 		return "", err

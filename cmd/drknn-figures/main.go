@@ -23,7 +23,8 @@
 // exist is one line naming it (exit 2).
 //
 // curves -run reads an episodes run's repeats/NN/history.json, or a
-// transfer run's train/<objective>/history.json (one line per objective);
+// transfer run's train/<objective>/history.json (one line per objective),
+// or a fit run's history.json (its one model);
 // a history file that cannot be read is left out, the rest drawn, and the
 // file named on stderr (exit status 3).
 //
