@@ -187,9 +187,18 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 		}
 	}
 	if opts.OutDir != "" {
-		if err := os.MkdirAll(filepath.Join(opts.OutDir, "export"), 0o755); err != nil {
+		export := filepath.Join(opts.OutDir, "export")
+		if err := os.MkdirAll(export, 0o755); err != nil {
 			return nil, fmt.Errorf("run folder: %w", err)
 		}
+		// A run stopped (Ctrl-C) or failed before its export is written
+		// leaves no empty export/ that looks like a model (os.Remove
+		// removes only an empty folder).
+		defer func() {
+			if err != nil {
+				os.Remove(export)
+			}
+		}()
 	}
 	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: 1,
 		Steps: cfg.Train.Steps, CVSteps: cfg.cvSteps() + folds*cfg.Train.Steps, Methods: cfg.Eval.Methods})

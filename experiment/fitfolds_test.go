@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +84,23 @@ func TestFitFoldsAsConfigured(t *testing.T) {
 				t.Fatalf("log:\n%s", all)
 			}
 		})
+	}
+}
+
+// TestFitInterruptedLeavesNoEmptyExport: a fit stopped before its export
+// is written (here: cancelled at once) leaves no empty RUN/export behind.
+func TestFitInterruptedLeavesNoEmptyExport(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.csv")
+	if err := os.WriteFile(path, []byte("x,label\n1,a\n2,a\n5,b\n6,b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Run(ctx, fitConfig(t, "csv", path, "train.cv_folds=2", "eval.k=1"), Options{OutDir: out}); err == nil {
+		t.Fatal("a cancelled fit succeeded")
+	}
+	if _, err := os.Stat(filepath.Join(out, "export")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("export/ after an interrupted fit: %v", err)
 	}
 }
