@@ -6,6 +6,7 @@ package datasets
 // deterministic parallel loop.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -40,6 +41,32 @@ const MaxImagePixels = 1 << 25
 // errNotImage marks data that no registered decoder recognises.
 var errNotImage = errors.New("not a PNG or JPEG (nor GIF, BMP, WebP) image")
 
+// errTIFF is the answer for TIFF data, which no reader takes: the
+// x/image/tiff decoder — registered in every program that links gonum/plot's
+// vgimg, as drknn's commands do, and absent from a program that does not —
+// allocates gigabytes for a crafted file of a few hundred bytes (2 GiB in
+// DecodeConfig, before any size can be checked). Refusing it by its
+// signature, registered or not, keeps the formats the library and the
+// commands read the same.
+var errTIFF = fmt.Errorf("%w: a TIFF file, which is not read (convert it to PNG)", errNotImage)
+
+// isTIFF reports whether data starts with a TIFF signature.
+func isTIFF(data []byte) bool {
+	return bytes.HasPrefix(data, []byte("II*\x00")) || bytes.HasPrefix(data, []byte("MM\x00*"))
+}
+
+// DecodeConfig is image.DecodeConfig for the formats the readers decode
+// (PNG, JPEG, GIF, BMP, WebP): TIFF data answers an error wrapping
+// image.ErrFormat before any decoder sees it, whether or not the program
+// registered a TIFF decoder.
+func DecodeConfig(r io.Reader) (image.Config, string, error) {
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(4); isTIFF(head) {
+		return image.Config{}, "", fmt.Errorf("%w (%v)", image.ErrFormat, errTIFF)
+	}
+	return image.DecodeConfig(br)
+}
+
 // sniffLen is how many leading bytes of a file decide whether it is an
 // image (isImageData): more than the longest signature of the registered
 // formats (WebP's "RIFF????WEBPVP8", 15 bytes).
@@ -54,12 +81,12 @@ func isImageData(head []byte) (ok bool) {
 			ok = true // a decoder recognised the format, then failed: corrupt, not "not an image"
 		}
 	}()
-	_, _, err := image.DecodeConfig(bytes.NewReader(head))
+	_, _, err := DecodeConfig(bytes.NewReader(head))
 	return !errors.Is(err, image.ErrFormat)
 }
 
 // decodeImage decodes PNG, JPEG, GIF, BMP or WebP data by content (never by
-// file name), after checking the declared size against maxPixels. A decoder
+// file name; TIFF is refused, errTIFF), after checking the declared size against maxPixels. A decoder
 // that panics on hostile input is reported as a corrupt image.
 //
 // The image's width × height is taken from the package's decoding budget
@@ -78,6 +105,9 @@ func decodeImage(data []byte, maxPixels int) (img image.Image, release func(), e
 			release = func() {}
 		}
 	}()
+	if isTIFF(data) {
+		return nil, release, errTIFF
+	}
 	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
 	if err != nil {
 		if errors.Is(err, image.ErrFormat) {

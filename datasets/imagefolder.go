@@ -248,7 +248,7 @@ func nativeSize(fsys fs.FS, items []folderItem, display func(string) string) (h,
 			return classify(fmt.Errorf("imagefolder: %s: %w", display(items[i].path), err))
 		}
 		defer f.Close()
-		if cfg, _, err := image.DecodeConfig(io.LimitReader(f, MaxImageFileBytes)); err == nil {
+		if cfg, _, err := DecodeConfig(io.LimitReader(f, MaxImageFileBytes)); err == nil {
 			sizes[i] = image.Pt(cfg.Width, cfg.Height)
 		}
 		return nil

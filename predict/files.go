@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"image"
 	_ "image/gif"  // registered for image.DecodeConfig: the formats the imagefolder reader decodes
 	_ "image/jpeg" // registered for image.DecodeConfig
 	_ "image/png"  // registered for image.DecodeConfig
@@ -41,7 +40,10 @@ type Inputs struct {
 	CSV string
 	// NPY is a .npy file of n samples, read as the npy data set reads
 	// X.npy (uint8 pixels / 255; n×F, n×H×W, n×C×H×W or n×H×W×C), of the
-	// model's sample shape or flat (n × its number of values).
+	// model's sample shape or flat (n × its number of values). A flat row
+	// is in the model's C×H×W order: X.reshape(n, -1) of colour images
+	// n×H×W×C is not, and cannot be told from its shape (pass them
+	// unflattened, or flatten X.transpose(0, 3, 1, 2)).
 	NPY string
 	// Embeddings is an nq×D float64 .npy of embeddings made by the same
 	// network.
@@ -599,7 +601,7 @@ func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 		out[i] = sample{name: path}
 		data, err := readImageFile(path)
 		if err == nil {
-			if cfg, _, cerr := image.DecodeConfig(bytes.NewReader(data)); cerr == nil &&
+			if cfg, _, cerr := datasets.DecodeConfig(bytes.NewReader(data)); cerr == nil &&
 				(float64(cfg.Width) < MinImageFraction*float64(w) || float64(cfg.Height) < MinImageFraction*float64(h)) {
 				out[i].warning = fmt.Sprintf("%s is %d×%d, the model takes %d×%d: stretched more than %.0f×", path, cfg.Width, cfg.Height, w, h, 1/MinImageFraction)
 			}
