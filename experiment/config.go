@@ -129,7 +129,7 @@ type TrainConfig struct {
 	Theta           []float64 `yaml:"theta" json:"theta"`                       // one radius for all classes or one per class
 	ThetaRelative   bool      `yaml:"theta_relative" json:"theta_relative"`     // ϑ in units of the mini-set's mean cost: costs divided by their mean over the n×n matrix (optlayer.NormalizeCosts; scale-free)
 	ThetaGrid       []float64 `yaml:"theta_grid" json:"theta_grid"`             // candidates for cross-validation; empty = use Theta
-	CVFolds         int       `yaml:"cv_folds" json:"cv_folds"`                 // 0 = leave-one-out
+	CVFolds         int       `yaml:"cv_folds" json:"cv_folds"`                 // 0 = leave-one-out (protocol fit: ParseConfig gives DefaultFitFolds when the key is absent)
 	Epsilon         float64   `yaml:"epsilon" json:"epsilon"`                   // LFD entropic regularisation
 	Tol             float64   `yaml:"tol" json:"tol"`                           // LFD certified relative gap
 	CheckpointEvery int       `yaml:"checkpoint_every" json:"checkpoint_every"` // steps between checkpoints, and one at the end; 0 = automatic, ≤ 2% of the training time (Checkpointing.Every)
@@ -328,6 +328,9 @@ func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 	}
 	if cfg.Protocol == ProtocolTransfer {
 		cfg.transferDefaults(func(key string) bool { return hasKey(root, key) })
+	}
+	if cfg.Protocol == ProtocolFit && !hasKey(root, "train.cv_folds") {
+		cfg.Train.CVFolds = DefaultFitFolds // an explicit 0 stays: leave-one-out
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("%s: %s%w", name, setFor(err, overrides), err)

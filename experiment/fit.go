@@ -38,6 +38,12 @@ import (
 // A step then embeds train.minisets × n′ samples whatever n is.
 func FitMinisetSize(n, m int) int { return min(n, max(20, 10*m)) }
 
+// DefaultFitFolds is train.cv_folds of a protocol fit config that leaves
+// the key out (ParseConfig fills it in): k-fold cross-validation of a fit
+// without a test part trains one network per fold, and leave-one-out (an
+// explicit 0) one per training sample.
+const DefaultFitFolds = 5
+
 // FitMethods are the methods protocol fit evaluates when eval.methods is
 // empty. It accepts the methods a predict.Model classifies with
 // (predict.Methods): those that vote on the learned embedding.

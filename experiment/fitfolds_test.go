@@ -104,3 +104,32 @@ func TestFitInterruptedLeavesNoEmptyExport(t *testing.T) {
 		t.Fatalf("export/ after an interrupted fit: %v", err)
 	}
 }
+
+// A protocol fit config that leaves train.cv_folds out gets DefaultFitFolds
+// (5) — not leave-one-out, which trains one network per training sample —
+// while an explicit 0, in the file or by -set, stays 0 (leave-one-out); an
+// episodes config without the key keeps 0 (leave-one-out over its few
+// training samples).
+func TestFitFoldsDefaultOnlyWhenAbsent(t *testing.T) {
+	fit := "protocol: fit\ndataset: csv\ndata_dir: t.csv\n"
+	for _, c := range []struct {
+		src  string
+		sets []string
+		want int
+	}{
+		{fit, nil, DefaultFitFolds},
+		{fit + "train:\n  steps: 3\n", nil, DefaultFitFolds},
+		{fit + "train:\n  cv_folds: 0\n", nil, 0},
+		{fit, []string{"train.cv_folds=0"}, 0},
+		{fit, []string{"train={cv_folds: 3}"}, 3},
+		{"dataset: synthetic-gauss\n", nil, 0},
+	} {
+		cfg, err := ParseConfig("x.yaml", []byte(c.src), c.sets)
+		if err != nil {
+			t.Fatalf("%q %v: %v", c.src, c.sets, err)
+		}
+		if cfg.Train.CVFolds != c.want {
+			t.Errorf("%q %v: cv_folds %d, want %d", c.src, c.sets, cfg.Train.CVFolds, c.want)
+		}
+	}
+}
