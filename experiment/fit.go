@@ -95,6 +95,10 @@ type FitModel struct {
 	// (rows of M) for the test samples, in their order.
 	Pred  map[string][]int
 	Proba map[string][]float64
+	// keep saves the finished training's checkpoint (Fit's keep; nil:
+	// nothing to save), for a caller stopped after FitAll returned: a
+	// stop during runFit's cross-validation keeps the model's training.
+	keep func() error
 }
 
 // forFit checks and completes a config for protocol fit on d: ways becomes
@@ -237,6 +241,9 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 	if folds > 0 {
 		t0 := time.Now()
 		if sum.Scores, sum.FoldAccuracy, sum.MethodErrors, err = crossValidate(ctx, cfg, d, trainIdx, folds, sum.Theta, notify); err != nil {
+			if ctx.Err() != nil { // Ctrl-C: the model's training is finished, -resume must not train it again
+				return nil, keepTraining(fm.keep, err)
+			}
 			return nil, err
 		}
 		sum.Evaluation, sum.Folds, sum.FoldsNote = "cv", folds, foldsNote
@@ -395,7 +402,7 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 		return nil, err
 	}
 	lap("train", t0)
-	fm := &FitModel{Net: net, History: hist}
+	fm := &FitModel{Net: net, History: hist, keep: keep}
 	sum := &fm.Summary
 	*sum = FitSummary{Classes: d.Classes, Train: n, Test: len(testIdx), Evaluation: "test", Theta: theta,
 		MinisetSize: ts.MinisetSize, Gathered: ts.Gather, Impute: e.Impute, Standardize: e.Standardize, Seconds: times}
