@@ -517,7 +517,7 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 					return nil, nil, fmt.Errorf("resume %s: validation state: %v", ck, err)
 				}
 				notify(TrainingResumed{Objective: objective, Step: tr.StepsDone(), Steps: s.Steps})
-				notify(Message{fmt.Sprintf("%s: resumed at step %d of %d", objective, tr.StepsDone(), s.Steps)})
+				notify(Message{resumedText(objective, tr.StepsDone(), s.Steps, ck)})
 			}
 		}
 	}
@@ -939,6 +939,15 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: len(objectives), Steps: cfg.Train.Steps,
 		Methods: methods, Tasks: cfg.Repeats})
 	defer func() { notify(Finished{Results: res, Err: err}) }()
+	trainDir := opts.TrainDir
+	if trainDir == "" && opts.OutDir != "" {
+		trainDir = filepath.Join(opts.OutDir, "train")
+	}
+	defer func() {
+		if err != nil && ctx.Err() != nil {
+			notify(Message{transferInterruptedText(err, opts.OutDir, trainDir)}) // before Finished
+		}
+	}()
 	notify(Message{fmt.Sprintf("transfer: %s, %d base classes (%d training samples%s), %d validation classes (%s, %d samples), %d novel classes (%d samples)",
 		cfg.Dataset, len(split.Base), len(split.TrainIndex), map[bool]string{true: ", rotated ×4"}[cfg.Data.RotateClasses],
 		len(split.Val), split.HeldOut, len(split.ValIndex), len(split.Novel), len(split.NovelIndex))})
@@ -947,10 +956,6 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 		K: min(cfg.Eval.K, cfg.Shots)}
 	nets := map[string]*model.Net{}
 	anchorErr := "" // why the anchor's training failed
-	trainDir := opts.TrainDir
-	if trainDir == "" && opts.OutDir != "" {
-		trainDir = filepath.Join(opts.OutDir, "train")
-	}
 	for _, obj := range objectives {
 		eo := EmbeddingOptions{Resume: opts.Resume, Observer: notify}
 		if trainDir != "" {
@@ -966,6 +971,14 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 			net, rec, err = TrainEmbedding(ctx, cfg, d, split, obj, eo)
 		}
 		if err != nil {
+			if errStopped(err) && ctx.Err() != nil {
+				ck := ""
+				if eo.Dir != "" {
+					ck = filepath.Join(eo.Dir, "checkpoint.bin")
+				}
+				// "drknn interrupted: stopped after step 4 of 6: …", as a repeat's
+				notify(Message{stoppedText(obj, errors.New(strings.TrimPrefix(OneLine(err), obj+": ")), ck)})
+			}
 			if ctx.Err() != nil || obj != train.ObjectiveProto || len(objectives) == 1 {
 				return nil, err
 			}
@@ -1052,6 +1065,22 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 		}
 	}
 	return res, nil
+}
+
+// transferInterruptedText is the log line of a transfer run stopped
+// (Ctrl-C) with err, naming the trainings' checkpoints kept under trainDir
+// (the run folder's train/, or the folder a table's cells share) as
+// InterruptedNote does.
+func transferInterruptedText(err error, outDir, trainDir string) string {
+	if trainDir == "" || trainDir == filepath.Join(outDir, "train") {
+		return interruptedText(err, outDir)
+	}
+	msg := interruptedText(err, "")
+	kept, _ := filepath.Glob(filepath.Join(trainDir, "*", "checkpoint.bin"))
+	if len(kept) == 0 {
+		return fmt.Sprintf("%s; no checkpoint was written in %s before the stop; a rerun (-resume or -force) trains from the start", msg, trainDir)
+	}
+	return fmt.Sprintf("%s; checkpoints kept in %s; continue with -resume", msg, strings.Join(kept, ", "))
 }
 
 // checkTransferSizes checks the sizes of the config's episodes and tasks
