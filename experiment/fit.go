@@ -214,8 +214,11 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 		Steps: cfg.Train.Steps, CVSteps: cfg.cvSteps() + folds*cfg.Train.Steps, Methods: cfg.Eval.Methods})
 	defer func() { notify(Finished{Results: res, Err: err}) }()
 	defer func() {
-		if err != nil && ctx.Err() != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
 			notify(Message{interruptedText(err, opts.OutDir)}) // before Finished
+		case err != nil:
+			notify(Message{failedText(err)})
 		}
 	}()
 	how := fmt.Sprintf("%d-fold cross-validation", folds)

@@ -265,6 +265,11 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 	notify(Started{Dir: opts.OutDir, Config: cfg, Samples: d.Len(), Shape: d.Shape, Repeats: cfg.Repeats,
 		Steps: cfg.fitSteps(), CVSteps: cfg.cvSteps(), Methods: cfg.methods()})
 	defer func() { notify(Finished{Results: res, Err: err}) }()
+	defer func() {
+		if err != nil && ctx.Err() == nil {
+			notify(Message{failedText(err)}) // before Finished; a stop's line is logged below
+		}
+	}()
 	notify(Message{fmt.Sprintf("drknn-train: %s %d-way %d-shot, %d repeats, seed %d, %d samples of shape %v, model %s", cfg.Dataset, cfg.Ways, cfg.Shots, cfg.Repeats, cfg.Seed, d.Len(), d.Shape, cfg.Model.Kind)})
 	if s := d.Report.Summary(); s != "" {
 		notify(Message{fmt.Sprintf("%s: %s", cfg.Dataset, s)})
@@ -470,6 +475,13 @@ func interruptedText(err error, dir string) string {
 		return msg
 	}
 	return msg + "; " + InterruptedNote(dir)
+}
+
+// failedText is the log line of a run that failed with err (not a stop):
+// one line, as the terminal's, so that train.log says why the run ended
+// without results.json.
+func failedText(err error) string {
+	return "failed: " + OneLine(err)
 }
 
 // cvSteps is the number of training steps of one repeat's cross-validation.

@@ -944,8 +944,11 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 		trainDir = filepath.Join(opts.OutDir, "train")
 	}
 	defer func() {
-		if err != nil && ctx.Err() != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
 			notify(Message{transferInterruptedText(err, opts.OutDir, trainDir)}) // before Finished
+		case err != nil:
+			notify(Message{failedText(err)})
 		}
 	}()
 	notify(Message{fmt.Sprintf("transfer: %s, %d base classes (%d training samples%s), %d validation classes (%s, %d samples), %d novel classes (%d samples)",

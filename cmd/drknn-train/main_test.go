@@ -252,3 +252,37 @@ func TestRunFolderFlags(t *testing.T) {
 		t.Fatalf("checkpoint kept without -keep-checkpoints: %v", err)
 	}
 }
+
+// A run that fails as a whole, outside any repeat — here a fit run told to
+// -resume from a damaged checkpoint.bin — says why in its train.log (one
+// line, as the terminal's) besides the terminal; before, train.log ended
+// without a word about it.
+func TestRunFailureInLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "t.csv")
+	if _, _, err := fixtures.CSV(path, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "run")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "checkpoint.bin"), []byte("not a checkpoint"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, se := runCmd(t.Context(), "-config", "synthetic.yaml", "-set", "dataset=csv", "-set", "data_dir="+path, "-set", "protocol=fit", "-set", "model.kind=mlp",
+		"-set", "data.label=kind", "-set", "data.missing=mode", "-set", "train.steps=3", "-set", "train.cv_folds=2", "-out", out, "-resume", "-quiet")
+	if code != 1 {
+		t.Fatalf("exit %d: %q", code, se)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "train.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	last := lines[len(lines)-1]
+	why := strings.TrimPrefix(strings.TrimSpace(se), "drknn-train: ")
+	if !strings.HasSuffix(last, " failed: "+why) || !strings.Contains(why, "checkpoint.bin") {
+		t.Fatalf("train.log's last line %q, want it to say %q", last, why)
+	}
+}
