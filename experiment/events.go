@@ -64,10 +64,13 @@ type StepDone struct {
 // first StepDone (or TransferStep), at most once per training: Repeat's
 // network (0-based; 0 for protocol fit's model) of an episodes or fit
 // run, or, in the transfer protocol, the training of Objective
-// (train.ObjectiveDrKNN or train.ObjectiveProto; "" otherwise).
+// (train.ObjectiveDrKNN or train.ObjectiveProto; "" otherwise). With CV,
+// it is instead Repeat's cross-validation fits (train.theta_grid, Started's
+// CVSteps), whose choice of ϑ a -resume reuses: Step = Steps = their steps.
 type TrainingResumed struct {
 	Repeat      int
 	Objective   string
+	CV          bool
 	Step, Steps int
 }
 

@@ -379,21 +379,21 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 	if err != nil {
 		return nil, err
 	}
-	theta, err := ChooseTheta(ctx, cfg, e, notify)
-	if err != nil {
-		return nil, err
-	}
 	n := len(trainIdx)
-	ts := cfg.TrainSettings(theta, cfg.Seed, n)
 	digest := dataDigest(e.Train, e.TrainLabels)
-	ck := Checkpointing{Resume: opts.Resume, Every: cfg.Train.CheckpointEvery,
-		Key: fmt.Sprintf("fit|%s|n %d|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, n, cfg.Seed, theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, digest)),
-		Settings: runSettings{Dataset: cfg.Dataset, Seed: cfg.Seed, Theta: theta, Model: cfg.Model, Train: keyTrain(cfg.Train),
-			Protocol: cfg.Protocol, Data: cfg.Data, TrainingData: digest},
-		Covers: runCovers}
+	settings := runSettings{Dataset: cfg.Dataset, Seed: cfg.Seed, Model: cfg.Model, Train: keyTrain(cfg.Train),
+		Protocol: cfg.Protocol, Data: cfg.Data, TrainingData: digest}
+	ck := Checkpointing{Resume: opts.Resume, Every: cfg.Train.CheckpointEvery, Covers: runCovers}
 	if opts.OutDir != "" {
 		ck.Path = filepath.Join(opts.OutDir, "checkpoint.bin")
 	}
+	theta, err := thetaFor(ctx, cfg, e, notify, "fit", 0, ck.Path, opts.Resume, &settings)
+	if err != nil {
+		return nil, err
+	}
+	ts := cfg.TrainSettings(theta, cfg.Seed, n)
+	ck.Key = fmt.Sprintf("fit|%s|n %d|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, n, cfg.Seed, theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, digest))
+	ck.Settings = settings
 	ck.Resumed = func(step int) {
 		notify(TrainingResumed{Step: step, Steps: cfg.Train.Steps})
 		notify(Message{resumedText("fit", step, cfg.Train.Steps, ck.Path)})

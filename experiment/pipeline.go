@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -239,6 +240,68 @@ type runSettings struct {
 	// TrainingData is the samples trained on: their number, shape and
 	// digest (dataDigest).
 	TrainingData string `json:"training_data"`
+	// Eval, with train.theta_grid, holds the eval keys that the choice of
+	// ϑ by cross-validation depends on besides the others (thetaFor).
+	Eval *thetaEval `json:"eval,omitempty"`
+}
+
+// thetaEval is runSettings.Eval.
+type thetaEval struct {
+	K        int `json:"k"`
+	LFDBlock int `json:"lfd_block"`
+}
+
+// thetaFor returns the radii of the training whose checkpoint is at path
+// (ChooseTheta) and completes s, the settings that checkpoint's key
+// holds, with them. With train.theta_grid, a -resume (resume) reuses the ϑ
+// a stopped run chose, read from the settings.json beside its checkpoint,
+// when every setting the choice depends on is the same, instead of
+// training the cross-validation fits again: they keep no checkpoint and ϑ
+// is all they leave (the checkpoint's key, which holds ϑ, then checks the
+// rest). Their steps are reported as restored (TrainingResumed with CV)
+// and logged as reused by who ("repeat 2", "fit").
+func thetaFor(ctx context.Context, cfg Config, ep *Episode, notify Observer, who string, r int, path string, resume bool, s *runSettings) ([]float64, error) {
+	if len(cfg.Train.ThetaGrid) > 0 {
+		s.Eval = &thetaEval{K: cfg.Eval.K, LFDBlock: cfg.Eval.LFDBlock}
+		if theta, ok := resumedTheta(resume, path, *s, cfg.Train.ThetaGrid); ok {
+			steps := cfg.cvSteps()
+			notify(TrainingResumed{Repeat: r, CV: true, Step: steps, Steps: steps})
+			notify(Message{fmt.Sprintf("%s: ϑ = %g chosen by cross-validation before the stop, reused from %s (its %d steps not run again)",
+				who, theta[0], settingsPath(path), steps)})
+			s.Theta = theta
+			return theta, nil
+		}
+	}
+	theta, err := ChooseTheta(ctx, cfg, ep, notify)
+	s.Theta = theta
+	return theta, err
+}
+
+// resumedTheta is the ϑ chosen by cross-validation that the settings.json
+// beside the checkpoint at path records, when a -resume may reuse it: the
+// checkpoint is there, the ϑ is one of grid, and every other setting is
+// want's.
+func resumedTheta(resume bool, path string, want runSettings, grid []float64) ([]float64, bool) {
+	if !resume || path == "" {
+		return nil, false
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(settingsPath(path))
+	if err != nil {
+		return nil, false
+	}
+	var had runSettings
+	var got map[string]any
+	if json.Unmarshal(b, &had) != nil || json.Unmarshal(b, &got) != nil || len(had.Theta) != 1 || !slices.Contains(grid, had.Theta[0]) {
+		return nil, false
+	}
+	want.Theta = had.Theta
+	if jsonDiff(got, want) != "" {
+		return nil, false
+	}
+	return had.Theta, true
 }
 
 // runCovers is what the checkpoint key of an episodes repeat or a fit run
@@ -468,22 +531,23 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 	rep := &Repeat{Episode: ep, Accuracy: map[string]float64{}, Scores: map[string]eval.Scores{}, MethodErr: map[string]string{}}
 	rep.Record = EpisodeRecord{Seed: ep.Seed, Classes: ep.Classes, ClassNames: ep.ClassNames, TrainIndex: ep.TrainIndex,
 		QueryIndex: ep.QueryIndex, Short: ep.Short, Impute: ep.Impute, Standardize: ep.Standardize, LabelNoise: ep.LabelNoise}
-	if rep.Theta, err = ChooseTheta(ctx, cfg, ep, notify); err != nil {
+	digest := dataDigest(ep.Train, ep.TrainLabels)
+	settings := runSettings{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Seed: ep.Seed, Model: cfg.Model,
+		Train: keyTrain(cfg.Train), Protocol: cfg.Protocol, Data: cfg.Data, TrainingData: digest}
+	ck := Checkpointing{Resume: o.Resume, Every: cfg.Train.CheckpointEvery, Covers: runCovers}
+	if o.Dir != "" {
+		ck.Path = filepath.Join(o.Dir, "checkpoint.bin")
+	}
+	if rep.Theta, err = thetaFor(ctx, cfg, ep, notify, fmt.Sprintf("repeat %d", r+1), r, ck.Path, o.Resume, &settings); err != nil {
 		return nil, err
 	}
 	rep.Record.Theta = rep.Theta
-
-	digest := dataDigest(ep.Train, ep.TrainLabels)
-	ck := Checkpointing{Resume: o.Resume, Every: cfg.Train.CheckpointEvery,
-		Key: fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, digest)),
-		Settings: runSettings{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Seed: ep.Seed, Theta: rep.Theta, Model: cfg.Model,
-			Train: keyTrain(cfg.Train), Protocol: cfg.Protocol, Data: cfg.Data, TrainingData: digest},
-		Covers: runCovers}
+	ck.Key = fmt.Sprintf("%s|%d-way|%d-shot|seed %d|theta %v|%+v|%+v|%s", cfg.Dataset, cfg.Ways, cfg.Shots, ep.Seed, rep.Theta, cfg.Model, keyTrain(cfg.Train), dataKey(cfg, digest))
+	ck.Settings = settings
 	if o.Dir != "" {
 		if err := os.MkdirAll(filepath.Join(o.Dir, "export"), 0o755); err != nil {
 			return nil, err
 		}
-		ck.Path = filepath.Join(o.Dir, "checkpoint.bin")
 	}
 	ck.Resumed = func(step int) {
 		notify(TrainingResumed{Repeat: r, Step: step, Steps: cfg.Train.Steps})
