@@ -206,12 +206,15 @@ func (r *Reporter) Observe(e experiment.Event) {
 			r.println("%-20s skipped: %s", o.Name, o.Skipped)
 			return
 		}
-		paper, _ := eval.PaperAccuracy("drknn", o.Column)
+		paper := "" // a cell the paper's Table 1 does not have (e.g. from -configs) has no value
+		if v, ok := eval.PaperAccuracy("drknn", o.Column); ok {
+			paper = fmt.Sprintf(" (paper %.3f)", v)
+		}
 		if o.Reused {
-			r.println("%-20s drknn %s (paper %.3f)  reused", o.Name, meanText(o.Results, "drknn"), paper)
+			r.println("%-20s drknn %s%s  reused", o.Name, meanText(o.Results, "drknn"), paper)
 			return
 		}
-		r.println("%-20s drknn %s (paper %.3f)  %5.1fs", o.Name, meanText(o.Results, "drknn"), paper, o.Results.Seconds)
+		r.println("%-20s drknn %s%s  %5.1fs", o.Name, meanText(o.Results, "drknn"), paper, o.Results.Seconds)
 	}
 }
 

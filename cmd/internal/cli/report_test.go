@@ -34,3 +34,21 @@ func TestReporterCellLineFailedMethod(t *testing.T) {
 		t.Errorf("NaN printed:\n%s", out)
 	}
 }
+
+// A cell the paper's Table 1 does not have (a data set of -configs, or
+// a column it leaves empty) prints no paper value; it printed "(paper
+// 0.000)", as if the paper had reported an accuracy of 0.
+func TestReporterCellLineWithoutPaperValue(t *testing.T) {
+	ok := experiment.MethodResult{Mean: 0.9, CI95: 0.01, PerRepeat: []float64{0.89, 0.91}}
+	var term bytes.Buffer
+	r := &Reporter{Term: &term}
+	for _, c := range []eval.Column{{Dataset: "mine", M: 2, K: 5}, {Dataset: "mnist", M: 2, K: 5}} {
+		r.Observe(experiment.CellDone{Cell: experiment.CellOutcome{Name: c.Dataset + "-2w5s", Column: c,
+			Results: &experiment.Results{Repeats: 2, Methods: map[string]experiment.MethodResult{"drknn": ok}}}})
+	}
+	out := term.String()
+	if !strings.Contains(out, "mine-2w5s            drknn 0.900  ") || strings.Contains(out, "paper 0.000") ||
+		!strings.Contains(out, "mnist-2w5s           drknn 0.900 (paper 0.838)") {
+		t.Errorf("cell lines:\n%s", out)
+	}
+}
