@@ -84,6 +84,9 @@ func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return bad("%s: -dir \"\": no data folder", cmd)
 	case cmd == "verify":
 		r, err := datasets.Verify(ctx, opts.Dir)
+		if err != nil && errors.Is(err, datasets.ErrNotFound) {
+			return fmt.Errorf("verify: %w (the data folder is -dir, else $%s, else ../shared/data; drknn-data get fetches the sets into it)", err, datadir.EnvVar)
+		}
 		if err != nil {
 			return fmt.Errorf("verify: %w", err)
 		}

@@ -70,8 +70,11 @@ func TestVerifyNothingThere(t *testing.T) {
 		if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, dir) {
 			t.Errorf("verify %s: exit %d, stdout %q, stderr %q; want exit 1 and one line naming the folder", dir, code, out, errOut)
 		}
-		if dir == empty && !strings.Contains(errOut, "drknn-data get") {
-			t.Errorf("verify of an empty folder does not say how to get data: %q", errOut)
+		if !strings.Contains(errOut, "drknn-data get") {
+			t.Errorf("verify of %s does not say how to get data: %q", dir, errOut)
+		}
+		if dir != empty && !strings.Contains(errOut, "DRKNN_DATA") {
+			t.Errorf("verify of a missing folder does not say how to choose the data folder: %q", errOut)
 		}
 	}
 }
