@@ -265,6 +265,8 @@ func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) (err error) {
 			urls = []string{strings.TrimSuffix(opts.BaseURL, "/") + "/" + set.Name + "/" + f.Name()}
 		}
 		dest := filepath.Join(opts.Dir, filepath.FromSlash(f.Dest))
+		_, serr := os.Stat(dest)
+		had := serr == nil // an archive already there: never removed below
 		var err error
 		for i, url := range urls {
 			if i > 0 {
@@ -281,12 +283,20 @@ func Fetch(ctx context.Context, set FetchSet, opts FetchOptions) (err error) {
 			to := filepath.Join(opts.Dir, filepath.FromSlash(f.ExtractTo))
 			opts.logf("%s: extracting %s into %s", set.Name, f.Name(), to)
 			if err := extractArchive(dest, f.Extract, to, f.Keep, opts.logf); err != nil {
-				// An archive without a checksum that does not extract may
-				// be cut short or not an archive at all: kept, it would be
-				// taken as downloaded by every later get, which would fail
-				// the same way.
-				if !f.Verified() && os.Remove(dest) == nil {
+				// An archive without a checksum that this get downloaded and
+				// that cannot be read as an archive may be cut short or not
+				// an archive at all: kept, it would be taken as downloaded
+				// by every later get, which would fail the same way. One
+				// that was already there (placed by hand, or kept with
+				// -keep-archives), or that failed for another reason (a
+				// clash with the files present, a full disk), is kept.
+				var bad *badArchiveError
+				switch {
+				case f.Verified() || !errors.As(err, &bad):
+				case !had && os.Remove(dest) == nil:
 					err = fmt.Errorf("%w; %s removed (no checksum shows it whole: the next get downloads it again)", err, dest)
+				case had:
+					err = fmt.Errorf("%w (%s has no checksum and may be cut short: delete it to download it again)", err, dest)
 				}
 				return fmt.Errorf("%s: %w", set.Name, err)
 			}
@@ -682,7 +692,7 @@ func extractArchive(src, kind, to, keep string, logf func(string, ...any)) error
 	case "zip":
 		zr, err := zip.OpenReader(src)
 		if err != nil {
-			return fmt.Errorf("%s: %w", src, err)
+			return badArchive(fmt.Errorf("%s: %w", src, err))
 		}
 		defer zr.Close()
 		for _, f := range zr.File {
@@ -702,9 +712,30 @@ func extractArchive(src, kind, to, keep string, logf func(string, ...any)) error
 		return fmt.Errorf("unknown archive kind %q", kind)
 	}
 	if _, err := os.Stat(filepath.Join(tmp, keep)); err != nil {
-		return fmt.Errorf("%s: no files under %s/ in the archive", src, keep)
+		return badArchive(fmt.Errorf("%s: no files under %s/ in the archive", src, keep))
 	}
 	return mergeInto(filepath.Join(tmp, keep), filepath.Join(to, keep))
+}
+
+// badArchiveError marks an extraction that failed on the archive itself
+// (it does not open, an entry does not read, a path leaves the folder, or
+// nothing is under keep/) rather than on the files around it.
+type badArchiveError struct{ err error }
+
+func (e *badArchiveError) Error() string { return e.err.Error() }
+func (e *badArchiveError) Unwrap() error { return e.err }
+
+func badArchive(err error) error { return &badArchiveError{err} }
+
+// archiveReader marks its read errors (io.EOF aside) as the archive's.
+type archiveReader struct{ r io.Reader }
+
+func (a archiveReader) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = badArchive(err)
+	}
+	return n, err
 }
 
 type archiveEntry struct {
@@ -744,16 +775,16 @@ func writeEntries(src string, entries []archiveEntry, tmp, keep string) error {
 	for _, e := range entries {
 		t, err := entryTarget(e.name, keep, flat)
 		if err != nil {
-			return fmt.Errorf("%s: %w", src, err)
+			return badArchive(fmt.Errorf("%s: %w", src, err))
 		}
 		if t == "" {
 			continue
 		}
 		rc, err := e.open()
 		if err != nil {
-			return fmt.Errorf("%s: entry %s: %w", src, e.name, err)
+			return badArchive(fmt.Errorf("%s: entry %s: %w", src, e.name, err))
 		}
-		err = writeNewFile(filepath.Join(tmp, filepath.FromSlash(t)), rc)
+		err = writeNewFile(filepath.Join(tmp, filepath.FromSlash(t)), archiveReader{rc})
 		rc.Close()
 		if err != nil {
 			return fmt.Errorf("%s: entry %s: %w", src, e.name, err)
@@ -770,7 +801,7 @@ func extractTarGz(src, tmp, keep string) error {
 	defer f.Close()
 	gz, err := gzip.NewReader(f)
 	if err != nil {
-		return fmt.Errorf("%s: %w", src, err)
+		return badArchive(fmt.Errorf("%s: %w", src, err))
 	}
 	tr := tar.NewReader(gz)
 	for {
@@ -779,19 +810,19 @@ func extractTarGz(src, tmp, keep string) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", src, err)
+			return badArchive(fmt.Errorf("%s: %w", src, err))
 		}
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
 		t, err := entryTarget(h.Name, keep, false)
 		if err != nil {
-			return fmt.Errorf("%s: %w", src, err)
+			return badArchive(fmt.Errorf("%s: %w", src, err))
 		}
 		if t == "" {
 			continue
 		}
-		if err := writeNewFile(filepath.Join(tmp, filepath.FromSlash(t)), io.NopCloser(tr)); err != nil {
+		if err := writeNewFile(filepath.Join(tmp, filepath.FromSlash(t)), archiveReader{tr}); err != nil {
 			return fmt.Errorf("%s: entry %s: %w", src, h.Name, err)
 		}
 	}

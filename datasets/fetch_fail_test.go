@@ -287,3 +287,36 @@ func FuzzCheckBaseURL(f *testing.F) {
 		}
 	})
 }
+
+// An archive without a checksum is removed after a failed extraction only
+// when this get downloaded it and the archive itself is at fault. A whole
+// archive already there (placed by hand, or kept with -keep-archives) whose
+// extraction fails for another reason — here a folder where the archive
+// has a file — is kept; so is a cut-short one already there, with a line
+// saying to delete it. Both were deleted.
+func TestArchiveKeptWhenNotAtFault(t *testing.T) {
+	good := zipOf(t, map[string][]byte{"keep/a.txt": []byte("a")})
+	set := FetchSet{Name: "s", Files: []FetchFile{{URL: "https://upstream.invalid/s.zip", Dest: "s/s.zip", Extract: "zip", ExtractTo: "s", Keep: "keep"}}}
+	for _, c := range []struct {
+		name string
+		zip  []byte
+		want string
+	}{
+		{"whole archive, clash with the files present", good, "a folder among the present files"},
+		{"cut-short archive already there", good[:len(good)/2], "delete it to download it again"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			zp := filepath.Join(dir, "s", "s.zip")
+			writeTestFile(t, zp, c.zip)
+			writeTestFile(t, filepath.Join(dir, "s", "keep", "a.txt", "x"), []byte("x")) // a folder where the archive has a file
+			err := Fetch(context.Background(), set, FetchOptions{Dir: dir, Retries: -1, BaseURL: "http://127.0.0.1:1"})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one saying %q", err, c.want)
+			}
+			if b, serr := os.ReadFile(zp); serr != nil || !bytes.Equal(b, c.zip) {
+				t.Fatalf("the archive that was there is gone or changed (%v): %v", serr, err)
+			}
+		})
+	}
+}
