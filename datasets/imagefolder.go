@@ -347,7 +347,8 @@ func isDirFS(fsys fs.FS, p string, e fs.DirEntry) (bool, error) {
 // files and symbolic links to them, not hidden (names starting with ".",
 // "__MACOSX"; a hidden folder is skipped whole). A symbolic link to a
 // folder is followed — its files come where its name falls, as a folder's
-// would — unless it leads to dir or a folder on the way to it (a loop).
+// would — unless it leads to dir or a folder on the way to it (a loop),
+// or, when fsys is a DirFS, to a folder above fsys's root on disk.
 // Counted in rep: hidden names (Hidden), links that loop (LinkLoops), and
 // devices, sockets and broken links (NotImage). drknn-predict lists
 // -images and -support folders with it, so both take the same files.
@@ -384,7 +385,7 @@ func WalkFolderFiles(fsys fs.FS, dir string, rep *Report, visit func(p string)) 
 				rep.NotImage++ // a broken link, a link to a device
 			case !fi.IsDir():
 				visit(fp)
-			case linkLoops(fsys, fp, fi):
+			case linkLoops(fsys, fp, fi) || linkUp(fsys, fp):
 				rep.LinkLoops++
 			default:
 				return walk(fp)
@@ -393,6 +394,41 @@ func WalkFolderFiles(fsys fs.FS, dir string, rep *Report, visit func(p string)) 
 		})
 	}
 	return walk(dir)
+}
+
+// DirFS is os.DirFS(dir) for the image-folder reader and WalkFolderFiles:
+// it also tells them the folder on disk, so that a symbolic link leading
+// to a folder above the walk (a parent of dir) is recognised as a loop —
+// through a plain fs.FS only the folders inside it can be compared.
+func DirFS(dir string) fs.FS { return osDir{os.DirFS(dir).(fs.StatFS), dir} }
+
+type osDir struct {
+	fs.StatFS
+	dir string
+}
+
+func (d osDir) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(d.StatFS, name) }
+func (d osDir) ReadFile(name string) ([]byte, error)       { return fs.ReadFile(d.StatFS, name) }
+
+// linkUp reports whether the symbolic link at p (inside a DirFS) leads to
+// the folder it is in or to one above it, on disk — the root of the walk
+// or beyond. Walking it would read the folder again (and, above the root,
+// folders never asked for) before coming back to the link.
+func linkUp(fsys fs.FS, p string) bool {
+	d, ok := fsys.(osDir)
+	if !ok {
+		return false
+	}
+	target, err := filepath.EvalSymlinks(filepath.Join(d.dir, filepath.FromSlash(p)))
+	if err != nil {
+		return false
+	}
+	at, err := filepath.EvalSymlinks(filepath.Join(d.dir, filepath.FromSlash(path.Dir(p))))
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(target, at)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // linkLoops reports whether the folder fi that the link at p leads to is

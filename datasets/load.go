@@ -3,7 +3,6 @@ package datasets
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -63,7 +62,7 @@ var loaders = map[string]struct {
 	load   func(dir string, o Options) (*Dataset, error)
 }{
 	"imagefolder": {"", func(dir string, o Options) (*Dataset, error) {
-		return ReadImageFolder(os.DirFS(dir), dir, ImageFolderOptions{Grey: o.Grey, Size: o.Size, Part: o.Split})
+		return ReadImageFolder(DirFS(dir), dir, ImageFolderOptions{Grey: o.Grey, Size: o.Size, Part: o.Split})
 	}},
 	"csv":     {"", func(dir string, o Options) (*Dataset, error) { return ReadCSV(dir, CSVOptions{Label: o.Label}) }},
 	"npy":     {"", func(dir string, o Options) (*Dataset, error) { return ReadNPY(dir) }},

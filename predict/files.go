@@ -525,9 +525,9 @@ func ExpandImages(paths []string) ([]string, error) {
 			out = append(out, p)
 			continue
 		}
-		// os.DirFS opens p itself through a link: a folder named by a
+		// datasets.DirFS opens p itself through a link: a folder named by a
 		// symbolic link is read (filepath.WalkDir does not follow one).
-		err = datasets.WalkFolderFiles(os.DirFS(p), ".", &datasets.Report{}, func(fp string) {
+		err = datasets.WalkFolderFiles(datasets.DirFS(p), ".", &datasets.Report{}, func(fp string) {
 			if path := filepath.Join(p, filepath.FromSlash(fp)); datasets.IsFolderImage(path) {
 				out = append(out, path)
 			}

@@ -78,3 +78,36 @@ func TestSymlinkedFolders(t *testing.T) {
 		t.Fatalf("predictions %+v", preds)
 	}
 }
+
+// A symbolic link to a folder above the walk's root (the parent of -images'
+// folder, of data_dir) is a loop too: skipped and counted. It was walked
+// once — -images top/imgs read imgs/a.png twice and top/other/secret.png,
+// never asked for; the reader read every image of the data set a second
+// time under class "cat" (dog's b.png mislabelled).
+func TestSymlinkAboveRoot(t *testing.T) {
+	base := t.TempDir()
+	write := func(rel string) {
+		var b bytes.Buffer
+		must(t, png.Encode(&b, image.NewGray(image.Rect(0, 0, 5, 4))))
+		p := filepath.Join(base, filepath.FromSlash(rel))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, b.Bytes(), 0o644))
+	}
+	at := func(rel string) string { return filepath.Join(base, filepath.FromSlash(rel)) }
+	write("top/imgs/a.png")
+	write("top/other/secret.png")
+	must(t, os.Symlink("..", at("top/imgs/up")))
+	got, err := ExpandImages([]string{at("top/imgs")})
+	if err != nil || !slices.Equal(got, []string{at("top/imgs/a.png")}) {
+		t.Errorf("-images top/imgs: %q %v, want only its a.png", got, err)
+	}
+	write("p/data/cat/a.png")
+	write("p/data/dog/b.png")
+	must(t, os.Symlink("../..", at("p/data/cat/up")))
+	must(t, os.Symlink(base, at("p/data/dog/abs"))) // an absolute link above the root
+	d, err := datasets.Load("imagefolder", at("p/data"), datasets.Options{Size: 4})
+	must(t, err)
+	if !slices.Equal(d.Files, []string{"cat/a.png", "dog/b.png"}) || d.Report.LinkLoops != 2 {
+		t.Fatalf("reader: %q, %d loops; want cat/a.png, dog/b.png and 2 loops", d.Files, d.Report.LinkLoops)
+	}
+}
