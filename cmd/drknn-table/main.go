@@ -148,21 +148,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, f := range failed {
 		fmt.Fprintf(stderr, "drknn-table: failed: %s\n", f)
 	}
-	return incomplete{n: len(failed), path: path}
+	return cli.Incomplete{N: len(failed), Path: path,
+		Note: "listed above; those cells or methods have no accuracy there", Done: "the rest of the table completed"}
 }
-
-// incomplete is the error of a table that was written with failures
-// recorded in it: exit status 3 (drknn-train's convention).
-type incomplete struct {
-	n    int
-	path string
-}
-
-func (e incomplete) Error() string {
-	return fmt.Sprintf("%d failure(s) recorded in %s (listed above; those cells or methods have no accuracy there); the rest of the table completed", e.n, e.path)
-}
-
-func (incomplete) ExitCode() int { return 3 }
 
 // commitInfo names the checkout's commit for table.md ("" outside git).
 func commitInfo() string {

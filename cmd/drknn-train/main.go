@@ -169,18 +169,6 @@ func failures(res *experiment.Results, dir string, stderr io.Writer) error {
 	for _, e := range res.Errors {
 		fmt.Fprintf(stderr, "drknn-train: failed: %s\n", e)
 	}
-	return incomplete{n: len(res.Errors), path: filepath.Join(dir, "results.json")}
+	return cli.Incomplete{N: len(res.Errors), Path: filepath.Join(dir, "results.json"),
+		Note: "their methods have no accuracy there", Done: "the rest of the run completed"}
 }
-
-// incomplete is the error of a run that finished with failures recorded in
-// its results.json: exit status 3.
-type incomplete struct {
-	n    int
-	path string
-}
-
-func (e incomplete) Error() string {
-	return fmt.Sprintf("%d failure(s) recorded in %s (their methods have no accuracy there); the rest of the run completed", e.n, e.path)
-}
-
-func (incomplete) ExitCode() int { return 3 }

@@ -65,6 +65,22 @@ func Code(err error, usage ...error) int {
 	return 1
 }
 
+// Incomplete is the error of a run or table that was written with N
+// failures recorded in the file Path (and listed on stderr before it):
+// exit status 3. Note says what the failures lack, Done what completed.
+type Incomplete struct {
+	N          int
+	Path       string
+	Note, Done string // e.g. "their methods have no accuracy there", "the rest of the run completed"
+}
+
+func (e Incomplete) Error() string {
+	return fmt.Sprintf("%d failure(s) recorded in %s (%s); %s", e.N, e.Path, e.Note, e.Done)
+}
+
+// ExitCode is 3: done, with failures.
+func (Incomplete) ExitCode() int { return 3 }
+
 // OneLine is err's message on one line, runs of white space collapsed.
 func OneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")

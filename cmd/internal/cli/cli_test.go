@@ -82,3 +82,15 @@ func TestExitCoder(t *testing.T) {
 		t.Fatalf("code %d, want 3", got)
 	}
 }
+
+// Incomplete (drknn-train's and drknn-table's "done, with failures") is
+// exit status 3, also wrapped, and its message names the count and file.
+func TestIncomplete(t *testing.T) {
+	err := Incomplete{N: 2, Path: "out/results.json", Note: "their methods have no accuracy there", Done: "the rest of the run completed"}
+	if c := Code(fmt.Errorf("run: %w", err)); c != 3 {
+		t.Fatalf("exit status %d, want 3", c)
+	}
+	if want := "2 failure(s) recorded in out/results.json (their methods have no accuracy there); the rest of the run completed"; err.Error() != want {
+		t.Fatalf("%q, want %q", err.Error(), want)
+	}
+}
