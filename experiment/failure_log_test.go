@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/drknn/drknn/internal/fixtures"
 )
 
 // A run that fails outside its repeats (here: its results.json cannot be
@@ -14,10 +12,7 @@ import (
 // one line before it is closed, for every protocol. Before, train.log
 // ended without a word and only the terminal had the error.
 func TestRunFailureLogged(t *testing.T) {
-	csv := filepath.Join(t.TempDir(), "t.csv")
-	if _, _, err := fixtures.CSV(csv, 12, 6); err != nil {
-		t.Fatal(err)
-	}
+	csv := fixtureCSV(t)
 	for _, tc := range []struct {
 		name string
 		cfg  Config

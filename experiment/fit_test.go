@@ -22,6 +22,18 @@ func fitConfig(t *testing.T, dataset, dir string, sets ...string) Config {
 	return mustParseConfig(t, "fit.yaml", src, sets...)
 }
 
+// fixtureCSV writes fixtures.CSV's table (12 rows per class, seed 6;
+// label column "kind", some cells missing) to a temporary t.csv and
+// returns its path.
+func fixtureCSV(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.csv")
+	if _, _, err := fixtures.CSV(path, 12, 6); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // Protocol fit on a split image folder trains on train/ only, scores
 // test/ (accuracy above chance, log-loss and ECE), and exports a model
 // that predict.Load reads back with the same test accuracy.
@@ -81,10 +93,7 @@ func TestFitOnSplitImageFolder(t *testing.T) {
 // each fold's training rows) the MLP is chosen and the export records the
 // feature columns and the fill of the final model.
 func TestFitCrossValidatesCSV(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.csv")
-	if _, _, err := fixtures.CSV(path, 12, 6); err != nil {
-		t.Fatal(err)
-	}
+	path := fixtureCSV(t)
 	var res [2]*Results
 	for i, w := range []string{"workers=1", "workers=3"} {
 		out := t.TempDir()
@@ -161,10 +170,7 @@ func TestFitCVMethodFailureRecorded(t *testing.T) {
 		return nil
 	}
 	t.Cleanup(func() { failHook = nil })
-	path, out := filepath.Join(t.TempDir(), "t.csv"), t.TempDir()
-	if _, _, err := fixtures.CSV(path, 12, 6); err != nil {
-		t.Fatal(err)
-	}
+	path, out := fixtureCSV(t), t.TempDir()
 	var units []UnitDone
 	res, err := Run(t.Context(), fitConfig(t, "csv", path, "data.label=kind", "data.missing=mean", "train.cv_folds=3",
 		"eval.methods=[drknn,embedding_knn]"), Options{OutDir: out, Observer: func(e Event) {

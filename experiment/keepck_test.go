@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/drknn/drknn/internal/fixtures"
 )
 
 // Ctrl-C while a repeat is being evaluated keeps that repeat's finished
@@ -73,10 +71,7 @@ func TestStopDuringEvaluationKeepsTraining(t *testing.T) {
 // checkpoint_every: 0 the model's checkpoint was missing (or steps behind)
 // and -resume trained the model again.
 func TestStopDuringFitCrossValidationKeepsTraining(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.csv")
-	if _, _, err := fixtures.CSV(path, 12, 6); err != nil {
-		t.Fatal(err)
-	}
+	path := fixtureCSV(t)
 	cfg := fitConfig(t, "csv", path, "data.label=kind", "data.missing=mean", "train.cv_folds=3", "train.checkpoint_every=0", "workers=1")
 	wantDir := t.TempDir()
 	want, err := Run(t.Context(), cfg, Options{OutDir: wantDir})

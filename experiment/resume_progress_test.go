@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/drknn/drknn/internal/fixtures"
 )
 
 // session is the events of one Run, collected from its observer.
@@ -155,10 +153,7 @@ func TestResumedEpisodesReportRestoredSteps(t *testing.T) {
 // resumed, reports the steps restored; with its cross-validation folds
 // (trained again, they keep no checkpoint) the steps add up to Started's.
 func TestResumedFitReportsRestoredSteps(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "t.csv")
-	if _, _, err := fixtures.CSV(path, 12, 6); err != nil {
-		t.Fatal(err)
-	}
+	path := fixtureCSV(t)
 	cfg := fitConfig(t, "csv", path, "data.label=kind", "data.missing=mean", "train.cv_folds=3", "train.checkpoint_every=0")
 	want, err := Run(t.Context(), cfg, Options{})
 	if err != nil {

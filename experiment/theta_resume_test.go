@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/drknn/drknn/internal/fixtures"
 )
 
 // With train.theta_grid the radius is chosen by cross-validation before
@@ -21,10 +19,7 @@ import (
 // results and the exported model.bin are the uninterrupted run's. Before,
 // -resume ran the whole cross-validation again.
 func TestResumeReusesThetaChosenByCV(t *testing.T) {
-	csv := filepath.Join(t.TempDir(), "t.csv")
-	if _, _, err := fixtures.CSV(csv, 12, 6); err != nil {
-		t.Fatal(err)
-	}
+	csv := fixtureCSV(t)
 	for _, tc := range []struct {
 		name    string
 		cfg     Config
