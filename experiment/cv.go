@@ -42,6 +42,13 @@ func StratifiedFolds(y []int, m, folds int, seed int64) []int {
 // smaller radius. Query samples are never looked at. The fits' steps are
 // reported as StepDone events with CV set.
 func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) ([]float64, error) {
+	return chooseTheta(ctx, cfg, ep, notify, fmt.Sprintf("repeat %d", ep.Repeat+1), nil)
+}
+
+// chooseTheta is ChooseTheta recording each finished fit in cv (nil:
+// none) and reusing the fits cv already holds (a -resume); who names the
+// training in the log ("repeat 2", "fit").
+func chooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer, who string, cv *cvProgress) ([]float64, error) {
 	grid := cfg.Train.ThetaGrid
 	if len(grid) == 0 {
 		return cfg.Train.Theta, nil
@@ -54,6 +61,21 @@ func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) 
 	}
 	fold := StratifiedFolds(y, cfg.Ways, folds, seed)
 	size := len(x) / n
+	if cv != nil {
+		reused := 0
+		for _, theta := range grid {
+			for f := 0; f < folds; f++ {
+				if _, ok := cv.done(theta, f); ok {
+					reused++
+				}
+			}
+		}
+		if reused > 0 {
+			notify(TrainingResumed{Repeat: r, CV: true, Step: reused * cfg.fitSteps(), Steps: cfg.cvSteps()})
+			notify(Message{fmt.Sprintf("%s: %d of %d cross-validation fits finished before the stop, reused from %s (their %d steps not run again)",
+				who, reused, len(grid)*folds, cv.path, reused*cfg.fitSteps())})
+		}
+	}
 	best, bestCorrect := 0.0, -1
 	for _, theta := range grid {
 		correct, total := 0, 0
@@ -69,6 +91,11 @@ func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) 
 				}
 			}
 			if len(hoIdx) == 0 {
+				continue
+			}
+			if x, ok := cv.done(theta, f); ok {
+				correct += x.Correct
+				total += x.Total
 				continue
 			}
 			present := map[int]bool{}
@@ -112,11 +139,16 @@ func ChooseTheta(ctx context.Context, cfg Config, ep *Episode, notify Observer) 
 			if err != nil {
 				return nil, err
 			}
+			fc := 0
 			for j, i := range hoIdx {
 				if pred[j] == y[i] {
-					correct++
+					fc++
 				}
-				total++
+			}
+			correct += fc
+			total += len(hoIdx)
+			if err := cv.add(cvFit{Theta: theta, Fold: f, Correct: fc, Total: len(hoIdx)}); err != nil {
+				return nil, fmt.Errorf("cross-validation: %w", err)
 			}
 		}
 		acc := float64(correct) / float64(total)

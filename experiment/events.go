@@ -66,7 +66,9 @@ type StepDone struct {
 // run, or, in the transfer protocol, the training of Objective
 // (train.ObjectiveDrKNN or train.ObjectiveProto; "" otherwise). With CV,
 // it is instead Repeat's cross-validation fits (train.theta_grid, Started's
-// CVSteps), whose choice of ϑ a -resume reuses: Step = Steps = their steps.
+// CVSteps) that a -resume reuses: Step = Steps = their steps when it reuses
+// the choice of ϑ, or the steps of the fits finished before the stop
+// (cv.json) when it trains only the others.
 type TrainingResumed struct {
 	Repeat      int
 	Objective   string

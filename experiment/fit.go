@@ -313,7 +313,7 @@ func runFit(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options, 
 			return nil, err
 		}
 		if !opts.KeepCheckpoints { // the export holds the weights (Options.KeepCheckpoints)
-			for _, name := range []string{"checkpoint.bin", "settings.json"} { // settings.json: the checkpoint's (Checkpointing.Settings)
+			for _, name := range []string{"checkpoint.bin", "settings.json", "cv.json"} { // settings.json: the checkpoint's (Checkpointing.Settings); cv.json: its ϑ's cross-validation (cvProgress)
 				if err := os.Remove(filepath.Join(opts.OutDir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					return nil, err
 				}

@@ -272,9 +272,92 @@ func thetaFor(ctx context.Context, cfg Config, ep *Episode, notify Observer, who
 			return theta, nil
 		}
 	}
-	theta, err := ChooseTheta(ctx, cfg, ep, notify)
+	var cv *cvProgress
+	if len(cfg.Train.ThetaGrid) > 0 && path != "" {
+		cv = &cvProgress{path: cvPath(path), Settings: *s}
+		cv.Settings.Theta = nil
+		if resume {
+			cv.Fits = resumedFits(cv.path, cv.Settings)
+		}
+	}
+	theta, err := chooseTheta(ctx, cfg, ep, notify, who, cv)
 	s.Theta = theta
 	return theta, err
+}
+
+// cvProgress is cv.json beside a repeat's (or a fit run's) checkpoint: the
+// cross-validation fits of train.theta_grid finished so far, written after
+// each, so that a -resume after a stop during the cross-validation does
+// not train them again. They are reused only when every setting the
+// choice depends on (Settings: the run's, without ϑ) is the same; a fit is
+// deterministic given them, so a reused fold counts what training it
+// again would count. Removed with the checkpoint.
+type cvProgress struct {
+	path     string
+	Settings runSettings `json:"settings"`
+	Fits     []cvFit     `json:"fits"`
+}
+
+// cvFit is one finished cross-validation fit: radius, fold and the
+// held-out points it classified correctly of those it classified.
+type cvFit struct {
+	Theta   float64 `json:"theta"`
+	Fold    int     `json:"fold"`
+	Correct int     `json:"correct"`
+	Total   int     `json:"total"`
+}
+
+// cvPath is the cv.json beside the checkpoint at path.
+func cvPath(checkpoint string) string {
+	return filepath.Join(filepath.Dir(checkpoint), "cv.json")
+}
+
+// resumedFits are the fits the cv.json at path records when its settings
+// are want (none when it is missing, unreadable or another run's).
+func resumedFits(path string, want runSettings) []cvFit {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var had cvProgress
+	var got struct {
+		Settings map[string]any `json:"settings"`
+	}
+	if json.Unmarshal(b, &had) != nil || json.Unmarshal(b, &got) != nil || got.Settings == nil || jsonDiff(got.Settings, want) != "" {
+		return nil
+	}
+	var fits []cvFit
+	for _, x := range had.Fits {
+		if x.Total > 0 && x.Correct >= 0 && x.Correct <= x.Total {
+			fits = append(fits, x)
+		}
+	}
+	return fits
+}
+
+// done returns the recorded fit of radius theta and fold f.
+func (c *cvProgress) done(theta float64, f int) (cvFit, bool) {
+	if c == nil {
+		return cvFit{}, false
+	}
+	for _, x := range c.Fits {
+		if x.Theta == theta && x.Fold == f {
+			return x, true
+		}
+	}
+	return cvFit{}, false
+}
+
+// add records a finished fit and writes the file.
+func (c *cvProgress) add(x cvFit) error {
+	if c == nil {
+		return nil
+	}
+	c.Fits = append(c.Fits, x)
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+		return err
+	}
+	return writeJSON(c.path, c)
 }
 
 // resumedTheta is the ϑ chosen by cross-validation that the settings.json

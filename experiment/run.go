@@ -365,7 +365,7 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 					continue
 				}
 				p := filepath.Join(opts.OutDir, "repeats", fmt.Sprintf("%02d", r+1), "checkpoint.bin")
-				for _, f := range []string{p, settingsPath(p)} { // settings.json: the checkpoint's (Checkpointing.Settings)
+				for _, f := range []string{p, settingsPath(p), cvPath(p)} { // settings.json: the checkpoint's (Checkpointing.Settings); cv.json: its ϑ's cross-validation (cvProgress)
 					if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 						return nil, err
 					}

@@ -12,7 +12,7 @@ import (
 
 // runEntries are the files and folders a run writes in its folder (every
 // protocol): what -force replaces.
-var runEntries = []string{"results.json", "train.log", "repeats", "export", "checkpoint.bin", "settings.json", "history.json", "train"}
+var runEntries = []string{"results.json", "train.log", "repeats", "export", "checkpoint.bin", "settings.json", "cv.json", "history.json", "train"}
 
 // ErrRunDirInUse is wrapped by PrepareRunDir's refusal of a folder that
 // already holds files.
@@ -133,8 +133,10 @@ func runEntryPath(rel string) bool {
 // InterruptedNote says, for a run stopped in the run folder dir (Ctrl-C),
 // where its checkpoints are — they are where each protocol writes them:
 // dir/repeats/NN/checkpoint.bin (episodes), dir/train/<objective>/checkpoint.bin
-// (transfer), dir/checkpoint.bin (fit; its cross-validation fits write
-// none) — and how to go on, or that none was written.
+// (transfer), dir/checkpoint.bin (fit) — with the finished
+// cross-validation fits of train.theta_grid of a training stopped before
+// its first checkpoint (cv.json beside where it would be), and how to go
+// on, or that none was written.
 func InterruptedNote(dir string) string {
 	var kept []string
 	if reps, _ := filepath.Glob(filepath.Join(dir, "repeats", "*", "checkpoint.bin")); len(reps) == 1 {
@@ -147,8 +149,28 @@ func InterruptedNote(dir string) string {
 	if _, err := os.Stat(filepath.Join(dir, "checkpoint.bin")); err == nil {
 		kept = append(kept, filepath.Join(dir, "checkpoint.bin"))
 	}
-	if len(kept) == 0 {
-		return fmt.Sprintf("no checkpoint was written in %s before the stop; a rerun (-resume or -force) trains from the start", dir)
+	// the cross-validation fits of train.theta_grid (cv.json) of trainings
+	// stopped before their first checkpoint
+	var cv []string
+	cvs, _ := filepath.Glob(filepath.Join(dir, "repeats", "*", "cv.json"))
+	if _, err := os.Stat(filepath.Join(dir, "cv.json")); err == nil {
+		cvs = append(cvs, filepath.Join(dir, "cv.json"))
 	}
-	return fmt.Sprintf("checkpoints kept in %s; continue with -resume", strings.Join(kept, ", "))
+	for _, c := range cvs {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(c), "checkpoint.bin")); err != nil {
+			cv = append(cv, c)
+		}
+	}
+	if len(cv) > 1 {
+		cv = []string{fmt.Sprintf("%s (%d repeats)", filepath.Join(dir, "repeats", "*", "cv.json"), len(cv))}
+	}
+	switch {
+	case len(kept) == 0 && len(cv) == 0:
+		return fmt.Sprintf("no checkpoint was written in %s before the stop; a rerun (-resume or -force) trains from the start", dir)
+	case len(kept) == 0:
+		return fmt.Sprintf("no checkpoint was written in %s before the stop; the finished cross-validation fits are kept in %s; continue with -resume", dir, cv[0])
+	case len(cv) == 0:
+		return fmt.Sprintf("checkpoints kept in %s; continue with -resume", strings.Join(kept, ", "))
+	}
+	return fmt.Sprintf("checkpoints kept in %s, finished cross-validation fits in %s; continue with -resume", strings.Join(kept, ", "), cv[0])
 }
