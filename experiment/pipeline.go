@@ -17,6 +17,7 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/vmerr"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
 	"github.com/drknn/drknn/optlayer/gop"
@@ -492,7 +493,7 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 		}
 		st, err := tr.Step()
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, divergedErr(err, cfg.Train.Steps, cfg.Train.LR)
 		}
 		if onStep != nil {
 			onStep(st)
@@ -869,9 +870,40 @@ func (rep *Repeat) Export(dir string, cfg Config) error {
 	return predict.WriteExport(dir, m, man, rep.QueryEmb, rep.Episode.Query.Len(), rep.Episode.QueryLabels)
 }
 
-// OneLine is err's message on one line (an error recorded in results.json).
+// OneLine is err's message on one line (an error recorded in results.json),
+// with Gorgonia's report of a failing graph instruction left out of it
+// (vmerr.Clean: the op's own error stays).
 func OneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(vmerr.Clean(err).Error(), "\n", "; ")), " ")
+}
+
+// trainingDiverged is the error of a training whose step diverged
+// (train.DivergedError), in the config's terms: the step of how many, what
+// was not finite, and the key to lower. Unwrap reaches the step's error
+// and, through it, the machine's or Adam's report.
+type trainingDiverged struct {
+	d     *train.DivergedError
+	steps int
+	lr    float64
+	err   error
+}
+
+func (e *trainingDiverged) Error() string {
+	return fmt.Sprintf("training diverged at step %d of %d: %s; lower train.lr (now %g) or check the data for NaN/Inf",
+		e.d.Step, e.steps, e.d.Reason(), e.lr)
+}
+
+func (e *trainingDiverged) Unwrap() error { return e.err }
+
+// divergedErr is err, a training step's error, as a trainingDiverged when
+// the step diverged (steps: the training's, lr: train.lr); any other err
+// is returned as it is.
+func divergedErr(err error, steps int, lr float64) error {
+	var d *train.DivergedError
+	if !errors.As(err, &d) {
+		return err
+	}
+	return &trainingDiverged{d: d, steps: steps, lr: lr, err: err}
 }
 
 // resumedText is the log line of a training (who: "repeat 3", "fit")

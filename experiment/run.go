@@ -308,7 +308,7 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 				}
 				notify(Message{stoppedText(fmt.Sprintf("repeat %d", r+1), errs[r], ck)})
 			default:
-				notify(Message{fmt.Sprintf("repeat %d failed: %v", r+1, errs[r])})
+				notify(Message{fmt.Sprintf("repeat %d failed: %s", r+1, OneLine(errs[r]))})
 			}
 			return nil
 		})

@@ -572,7 +572,7 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 		}
 		stats, err := tr.Step()
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", objective, err)
+			return nil, nil, fmt.Errorf("%s: %w", objective, divergedErr(err, s.Steps, s.LR))
 		}
 		notify(TransferStep{Objective: objective, Stats: stats, LR: s.LRAt(stats.Step)})
 		if objective == train.ObjectiveDrKNN && !warned {

@@ -154,6 +154,8 @@ type EpisodicTrainer struct {
 	risk    *gop.RiskLayer
 	proto   *lossop.Loss
 	history []StepStats
+	learn   G.Nodes // the network's learnable nodes and
+	emb     *G.Node // its output: what a failed step looks at (stepError)
 
 	perClass, batch int
 	buf, img        []float32 // a step's batch; one image's scratch
@@ -220,6 +222,7 @@ func NewEpisodicTrainer(net *model.Net, d *datasets.Dataset, classes, index []in
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
+	t.learn, t.emb = learn, emb
 	var loss *G.Node
 	if s.Objective == ObjectiveDrKNN {
 		if t.risk, err = gop.Risk(emb, s.LFD); err != nil {
@@ -325,15 +328,16 @@ func (t *EpisodicTrainer) Step() (StepStats, error) {
 		t.proto.SetFunc(protoEpisodes(t.s.Episodes, t.s.Ways, t.s.Shots, t.s.Queries))
 	}
 	defer t.vm.Reset()
+	loss := map[bool]string{true: "risk", false: "loss"}[t.risk != nil]
 	if err := t.vm.RunAll(); err != nil {
-		return fail(err)
+		return StepStats{}, stepError(step, err, true, t.learn, t.emb, loss)
 	}
 	lr := t.s.LRAt(step + 1)
 	if err := t.adam.SetLR(lr); err != nil {
 		return fail(err)
 	}
 	if err := t.adam.Step(); err != nil {
-		return fail(err)
+		return StepStats{}, stepError(step, err, false, t.learn, t.emb, loss)
 	}
 	st := StepStats{Step: step + 1}
 	if t.risk != nil {

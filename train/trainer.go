@@ -60,6 +60,8 @@ type Trainer struct {
 	risk    *gop.RiskLayer
 	sampler *datasets.MiniSetSampler
 	history []StepStats
+	learn   G.Nodes // the network's learnable nodes and
+	emb     *G.Node // its output: what a failed step looks at (stepError)
 
 	// Augmentation and gathering: the samples as given, the image shape,
 	// buffers for the step's gathered rows and transformed copy, and the
@@ -125,6 +127,7 @@ func NewTrainer(net *model.Net, x []float32, labels []int, s Settings) (*Trainer
 	if t.risk, err = gop.Risk(emb, s.LFD); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
+	t.learn, t.emb = learn, emb
 	if t.vm, t.adam, err = model.NewMinimiser(g, t.risk.Output, learn, model.AdamSettings{LR: s.LR}); err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
@@ -169,10 +172,10 @@ func (t *Trainer) Step() (StepStats, error) {
 	defer t.risk.SetBatch(nil)
 	defer t.vm.Reset()
 	if err := t.vm.RunAll(); err != nil {
-		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
+		return StepStats{}, stepError(step, err, true, t.learn, t.emb, "risk")
 	}
 	if err := t.adam.Step(); err != nil {
-		return StepStats{}, fmt.Errorf("train: step %d: %w", step+1, err)
+		return StepStats{}, stepError(step, err, false, t.learn, t.emb, "risk")
 	}
 	r := t.risk.Last()
 	st := StepStats{Step: step + 1, Risk: r.Risk, MeanRelGap: r.MeanRelGap, MaxRelGap: r.MaxRelGap,

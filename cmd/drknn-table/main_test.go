@@ -243,7 +243,7 @@ func TestFailuresExit3(t *testing.T) {
 }
 
 // TestCellFailsExit3: a cell that fails as a whole (its MLP's training
-// overflows at train.lr = 1e300, on every repeat) used to stop the table
+// diverges at train.lr = 1e300, on every repeat) used to stop the table
 // with exit 1 and no table.md. Now it is recorded — "failed" in table.md,
 // its reason in table.csv —, the other cells run, and the exit status is 3
 // with the failure on stderr; so with -transfer (both MNIST cells).
@@ -251,23 +251,24 @@ func TestCellFailsExit3(t *testing.T) {
 	out := t.TempDir()
 	code, so, se := table(t, "-quick", "-only", "lung-cancer", "-configs", configsDir, "-set", "model.kind=mlp", "-set", "train.lr=1e300", "-out", out)
 	if code != 3 || strings.TrimSpace(so) != filepath.Join(out, "table.md") ||
-		!strings.Contains(se, "drknn-table: failed: cell lung-cancer-3w5s: repeat 1: train: ") || !strings.Contains(se, "drknn-table: failed: cell lung-cancer-3w8s: repeat 1: train: ") {
+		!strings.Contains(se, "drknn-table: failed: cell lung-cancer-3w5s: repeat 1: training diverged at step ") || !strings.Contains(se, "drknn-table: failed: cell lung-cancer-3w8s: repeat 1: training diverged at step ") {
 		t.Fatalf("exit %d, stdout %q, stderr %s", code, so, se)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "table.md"))
 	if err != nil || !strings.Contains(string(md), "| lung-cancer-3w5s | failed |") || !strings.Contains(string(md), "| lung-cancer-3w8s | failed |") ||
-		!strings.Contains(string(md), "- lung-cancer-3w5s: failed: repeat 1: train: ") {
+		!strings.Contains(string(md), "- lung-cancer-3w5s: failed: repeat 1: training diverged at step ") {
 		t.Fatalf("table.md: %v\n%s", err, md)
 	}
 	csv, err := os.ReadFile(filepath.Join(out, "table.csv"))
-	if err != nil || !strings.Contains(string(csv), "lung-cancer,3,8,,,,,,\"failed: repeat 1: train: ") {
+	if err != nil || !strings.Contains(string(csv), "lung-cancer,3,8,,,,,,failed: repeat 1: training diverged at step ") {
 		t.Fatalf("table.csv: %v\n%s", err, csv)
 	}
 
 	out = t.TempDir()
 	code, so, se = table(t, "-transfer", "-quick", "-only", "mnist", "-configs", configsDir, "-set", "train.lr=1e300", "-out", out)
 	if code != 3 || strings.TrimSpace(so) != filepath.Join(out, "transfer.md") ||
-		!strings.Contains(se, "drknn-table: failed: cell mnist-5w1s: ") || !strings.Contains(se, "drknn-table: failed: cell mnist-5w5s: ") {
+		!strings.Contains(se, "drknn-table: failed: cell mnist-5w1s: ") || !strings.Contains(se, "drknn-table: failed: cell mnist-5w5s: ") ||
+		!strings.Contains(se, "training diverged at step ") || strings.Contains(se, "Failed to execute") {
 		t.Fatalf("-transfer: exit %d, stdout %q, stderr %s", code, so, se)
 	}
 	md, err = os.ReadFile(filepath.Join(out, "transfer.md"))

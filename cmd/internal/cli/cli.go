@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/drknn/drknn/internal/vmerr"
 )
 
 // Run is a command's body: it parses args with its own flag set, calls the
@@ -81,9 +83,11 @@ func (e Incomplete) Error() string {
 // ExitCode is 3: done, with failures.
 func (Incomplete) ExitCode() int { return 3 }
 
-// OneLine is err's message on one line, runs of white space collapsed.
+// OneLine is err's message on one line, runs of white space collapsed,
+// with Gorgonia's report of a failing graph instruction left out of it
+// (vmerr.Clean: the op's own error stays).
 func OneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	return strings.Join(strings.Fields(strings.ReplaceAll(vmerr.Clean(err).Error(), "\n", "; ")), " ")
 }
 
 type usageError struct{ err error }
