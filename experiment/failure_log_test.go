@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,5 +51,77 @@ func TestRunFailureLogged(t *testing.T) {
 				t.Fatalf("a failed run logged an interruption:\n%s", strings.Join(lines, "\n"))
 			}
 		})
+	}
+}
+
+var errLuck = errors.New("out of luck")
+
+// A run whose every repeat fails logs each repeat's cause once, in that
+// repeat's line; the run's own last line says the run failed, all N
+// repeats, without repeating a cause (it used to repeat repeat 1's line
+// word for word: "failed: repeat 1: …"). The run's error — the terminal's
+// line — names each cause once, repeats that failed alike together.
+func TestAllRepeatsFailedLoggedOnce(t *testing.T) {
+	causes := map[int]string{0: "disk on fire", 1: "disk on fire", 2: "out of luck"}
+	failHook = func(r int, m string) error {
+		if m == "" {
+			if causes[r] == errLuck.Error() {
+				return errLuck
+			}
+			return errors.New(causes[r])
+		}
+		return nil
+	}
+	t.Cleanup(func() { failHook = nil })
+	for _, tc := range []struct {
+		repeats  int
+		last     string
+		terminal string
+	}{
+		{3, "failed: the run failed (all 3 repeats failed; each repeat's cause is logged above)",
+			"all 3 repeats failed: repeats 1, 2: disk on fire; repeat 3: out of luck"},
+		{1, "failed: the run failed (its one repeat failed; the cause is logged above)", "repeat 1: disk on fire"},
+	} {
+		var lines []string
+		finished := -1
+		_, err := Run(t.Context(), synthConfig(t, fmt.Sprintf("repeats=%d", tc.repeats), "train.steps=1"), Options{OutDir: t.TempDir(),
+			Observer: func(e Event) {
+				switch e := e.(type) {
+				case Message:
+					lines = append(lines, e.Text)
+				case Finished:
+					finished = len(lines)
+				}
+			}})
+		if err == nil {
+			t.Fatal("a run whose every repeat failed did not fail")
+		}
+		log := strings.Join(lines, "\n")
+		if finished < 1 || lines[finished-1] != tc.last {
+			t.Errorf("%d repeats: the log's last line is not %q:\n%s", tc.repeats, tc.last, log)
+		}
+		for r := 0; r < tc.repeats; r++ {
+			line := fmt.Sprintf("repeat %d failed: %s", r+1, causes[r])
+			if n := strings.Count(log, line); n != 1 {
+				t.Errorf("%d repeats: %q is logged %d times:\n%s", tc.repeats, line, n, log)
+			}
+		}
+		for _, c := range []string{"disk on fire", "out of luck"} {
+			want := 0
+			for r := 0; r < tc.repeats; r++ {
+				if causes[r] == c {
+					want++
+				}
+			}
+			if n := strings.Count(log, c); n != want {
+				t.Errorf("%d repeats: %q is logged %d times, want %d (once in each repeat's line):\n%s", tc.repeats, c, n, want, log)
+			}
+		}
+		if got := OneLine(err); got != tc.terminal {
+			t.Errorf("%d repeats: the run's error is %q, want %q", tc.repeats, got, tc.terminal)
+		}
+		if tc.repeats == 3 && !errors.Is(err, errLuck) {
+			t.Errorf("%d repeats: the run's error does not wrap the repeats' (errors.Is)", tc.repeats)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -320,7 +321,7 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 		return nil, err
 	}
 	if failed := slices.IndexFunc(reps, func(rep *Repeat) bool { return rep != nil }); failed < 0 {
-		return nil, firstError(ctx, errs) // every repeat failed: nothing to record
+		return nil, &RepeatsFailed{Errs: errs} // every repeat failed: nothing to record
 	}
 	res = &Results{Dataset: cfg.Dataset, Ways: cfg.Ways, Shots: cfg.Shots, Repeats: cfg.Repeats, Seed: cfg.Seed,
 		Methods: map[string]MethodResult{}, Config: cfg}
@@ -477,10 +478,76 @@ func interruptedText(err error, dir string) string {
 	return msg + "; " + InterruptedNote(dir)
 }
 
+// RepeatsFailed is the error of a run whose every repeat failed: it has
+// nothing to record (no results.json). Errs holds each repeat's error, in
+// repeat order. Its message gives each repeat's cause once — repeats that
+// failed alike share it ("all 3 repeats failed: repeats 1–2: …; repeat 3:
+// …"); a run of one repeat reads "repeat 1: …".
+type RepeatsFailed struct {
+	Errs []error
+}
+
+func (e *RepeatsFailed) Error() string {
+	if len(e.Errs) == 1 {
+		return "repeat 1: " + OneLine(e.Errs[0])
+	}
+	var causes []string
+	by := map[string][]int{}
+	for r, err := range e.Errs {
+		c := OneLine(err)
+		if by[c] == nil {
+			causes = append(causes, c)
+		}
+		by[c] = append(by[c], r+1)
+	}
+	parts := make([]string, len(causes))
+	for i, c := range causes {
+		parts[i] = repeatList(by[c]) + ": " + c
+	}
+	return fmt.Sprintf("all %d repeats failed: %s", len(e.Errs), strings.Join(parts, "; "))
+}
+
+// Unwrap gives errors.Is and errors.As every repeat's error.
+func (e *RepeatsFailed) Unwrap() []error { return e.Errs }
+
+// repeatList names the repeats rs (1-based, ascending): "repeat 3",
+// "repeats 1–4, 7".
+func repeatList(rs []int) string {
+	if len(rs) == 1 {
+		return fmt.Sprintf("repeat %d", rs[0])
+	}
+	var runs []string
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			runs = append(runs, strconv.Itoa(rs[i]))
+		case j == i+1:
+			runs = append(runs, strconv.Itoa(rs[i]), strconv.Itoa(rs[j]))
+		default:
+			runs = append(runs, fmt.Sprintf("%d–%d", rs[i], rs[j]))
+		}
+		i = j + 1
+	}
+	return "repeats " + strings.Join(runs, ", ")
+}
+
 // failedText is the log line of a run that failed with err (not a stop):
 // one line, as the terminal's, so that train.log says why the run ended
-// without results.json.
+// without results.json. A run whose every repeat failed has logged each
+// repeat's cause in that repeat's line ("repeat 2 failed: …"): its own
+// line says only that the run failed, and why in those terms.
 func failedText(err error) string {
+	var rf *RepeatsFailed
+	if errors.As(err, &rf) {
+		if len(rf.Errs) == 1 {
+			return "failed: the run failed (its one repeat failed; the cause is logged above)"
+		}
+		return fmt.Sprintf("failed: the run failed (all %d repeats failed; each repeat's cause is logged above)", len(rf.Errs))
+	}
 	return "failed: " + OneLine(err)
 }
 

@@ -107,14 +107,15 @@ func TestFailuresRecorded(t *testing.T) {
 	if err != nil || !strings.Contains(string(b), `"mean":null`) {
 		t.Fatalf("%s %v", b, err)
 	}
-	// Every repeat failing is the run's failure: nothing to record.
+	// Every repeat failing is the run's failure: nothing to record. Its
+	// error gives the cause once for the repeats that failed alike.
 	failHook = func(r int, m string) error {
 		if m == "" {
 			return errors.New("no luck")
 		}
 		return nil
 	}
-	if _, err := Run(t.Context(), synthConfig(t, "repeats=2", "train.steps=1"), Options{OutDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "repeat 1: no luck") {
+	if _, err := Run(t.Context(), synthConfig(t, "repeats=2", "train.steps=1"), Options{OutDir: t.TempDir()}); err == nil || err.Error() != "all 2 repeats failed: repeats 1, 2: no luck" {
 		t.Fatalf("all repeats failed: %v", err)
 	}
 }

@@ -19,7 +19,10 @@
 // run folder for fit) or that none was written yet; -resume continues it.
 // train.log records the stop and, for each training -resume continues, its
 // step and checkpoint; the progress line then counts only the steps still
-// to run. A run that fails (exit 1) ends its train.log with the error. A finished run deletes its checkpoints (the exports hold the
+// to run. A run that fails (exit 1) ends its train.log with the error; when
+// every repeat failed, each repeat's line has its cause and the run's line
+// says only that all N repeats failed (the terminal's line gives each
+// cause once). A finished run deletes its checkpoints (the exports hold the
 // weights) unless -keep-checkpoints.
 //
 // A method that fails on a repeat (or a repeat that fails as a whole) is

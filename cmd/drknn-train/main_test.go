@@ -286,3 +286,31 @@ func TestRunFailureInLog(t *testing.T) {
 		t.Fatalf("train.log's last line %q, want it to say %q", last, why)
 	}
 }
+
+// A run whose training diverges on every repeat (train.lr 1e300) exits 1
+// with one line on the terminal naming each cause once, without Gorgonia's
+// dump of the failing instruction; train.log has each repeat's line and
+// then the run's, which says the run failed without repeating them.
+func TestDivergedRunSaysSoOnce(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, se := runCmd(t.Context(), "-config", synthetic, "-set", "train.lr=1e300", "-set", "train.steps=3", "-set", "repeats=2",
+		"-set", "queries=10", "-set", "eval.methods=[drknn]", "-out", out, "-quiet")
+	cause := "training diverged at step 2 of 3: non-finite risk (the embeddings hold NaN or ±Inf); lower train.lr (now 1e+300) or check the data for NaN/Inf"
+	if want := "drknn-train: all 2 repeats failed: repeats 1, 2: " + cause + "\n"; code != 1 || se != want {
+		t.Fatalf("exit %d, stderr %q\nwant %q", code, se, want)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "train.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	for _, w := range []string{"PC ", "Failed to", "CPU"} {
+		if strings.Contains(log, w) {
+			t.Errorf("train.log holds the machine's %q:\n%s", w, log)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	if n := strings.Count(log, cause); n != 2 || !strings.HasSuffix(lines[len(lines)-1], " failed: the run failed (all 2 repeats failed; each repeat's cause is logged above)") {
+		t.Fatalf("train.log: the cause %d times (want 2, one per repeat), last line %q:\n%s", n, lines[len(lines)-1], log)
+	}
+}
