@@ -10,8 +10,8 @@
 //
 // Inputs are .npy files as numpy.save writes them: costs C float64 (or
 // float32) n×n with a zero diagonal, or features X n×d with costs
-// ‖xᵢ − xⱼ‖₂ (euclidean, the default) or its square; labels int64 (or
-// int32) 0…M−1, every class present. -theta is one Wasserstein radius or one
+// ‖xᵢ − xⱼ‖₂ (euclidean, the default) or its square; labels 0…M−1 of any
+// integer dtype (int8 … int64, uint8 … uint64), every class present. -theta is one Wasserstein radius or one
 // per class, in the cost's units.
 //
 // P.npy is float64 M×n: row m is the certified feasible P*_m (Result.P of
@@ -187,7 +187,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize fu
 	fs.StringVar(&r.CostPath, "cost", "", "n×n cost matrix (.npy, float64 or float32)")
 	fs.StringVar(&r.FeaturesPath, "features", "", "n×d features (.npy); costs from -metric")
 	fs.StringVar(&r.Metric, "metric", "", "euclidean (default) or sqeuclidean, with -features")
-	fs.StringVar(&r.LabelsPath, "labels", "", "labels 0…M−1 (.npy, int64 or int32)")
+	fs.StringVar(&r.LabelsPath, "labels", "", "labels 0…M−1 (.npy, any integer dtype: int8 … int64, uint8 … uint64)")
 	theta := fs.String("theta", "", "Wasserstein radius: one value, or M comma-separated values")
 	fs.Float64Var(&r.Epsilon, "eps", optlayer.DefaultEpsilon, "entropic regularisation ε of the regularised map (and of -grad-out)")
 	fs.Float64Var(&r.Tol, "tol", optlayer.DefaultTol, "target certified relative duality gap")

@@ -570,6 +570,8 @@ x = np.concatenate([rng.normal(0, 1, (8, 2)), rng.normal(1.5, 1, (8, 2))]).astyp
 y = np.array([0]*8 + [1]*8, dtype=np.int32)
 np.save(d + "/x.npy", x)
 np.save(d + "/y.npy", y)
+for t in ["i1", "u1", "i2", "u2", "u4", "u8"]:
+    np.save(d + "/y_" + t + ".npy", y.astype(t))
 c = np.sqrt(((x[:, None, :].astype(np.float64) - x[None, :, :])**2).sum(-1))
 np.save(d + "/c.npy", np.asfortranarray(c))
 `
@@ -606,6 +608,19 @@ print(json.dumps(float(p.max(0).sum())))
 			t.Fatalf("NumPy Σ max P = %v, printed objective %v", obj, o.Objective)
 		}
 		os.Remove(ppath)
+		// labels of every other integer dtype NumPy writes: the same solve
+		for _, ty := range []string{"i1", "u1", "i2", "u2", "u4", "u8"} {
+			args[len(in)+1] = filepath.Join(dir, "y_"+ty+".npy")
+			code, so2, se := runCmd(t, args...)
+			if code != 0 || so2 == "" {
+				t.Fatalf("%s labels: exit %d: %s", ty, code, se)
+			}
+			var o2 out
+			if err := json.Unmarshal([]byte(so2), &o2); err != nil || o2.Objective != o.Objective {
+				t.Fatalf("%s labels: objective %v, int32 labels %v (%v)", ty, o2.Objective, o.Objective, err)
+			}
+			os.Remove(ppath)
+		}
 	}
 }
 

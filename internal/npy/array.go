@@ -162,7 +162,7 @@ func (a *Array) Int64() ([]int64, error) {
 	for i := range out {
 		_, n, ok := a.at(i)
 		if !ok {
-			return nil, fmt.Errorf("%w: element %s exceeds the int64 range", ErrFormat, multiIndex(i, a.Shape))
+			return nil, fmt.Errorf("%w: element %s is %d, beyond the int64 range", ErrRange, multiIndex(i, a.Shape), uint64(n))
 		}
 		out[i] = n
 	}

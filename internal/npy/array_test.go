@@ -94,14 +94,15 @@ func TestDecodeArrayHandBuilt(t *testing.T) {
 			t.Errorf("%v accepted without the check: %v", x, err)
 		}
 	}
-	// Dtypes that stay unsupported; the rank-1/2 readers refuse the new widths.
+	// Dtypes that stay unsupported; the rank-1/2 float reader refuses
+	// integers (the integer reader takes every width: TestReadInt64Dtypes).
 	for _, d := range []string{"<f2", "|u2", "<b1", "<c8", "|O", "<U5", "<i3"} {
 		if _, err := Decode(bytes.NewReader(rawFile(1, dict(d, "False", "(1,)"), make([]byte, 8)))); !errors.Is(err, ErrDtype) {
 			t.Errorf("%s: %v", d, err)
 		}
 	}
-	if _, _, err := DecodeInt64(bytes.NewReader(rawFile(1, dict("<i2", "False", "(1,)"), make([]byte, 2)))); !errors.Is(err, ErrDtype) {
-		t.Errorf("DecodeInt64 of int16: %v", err)
+	if _, _, err := DecodeFloat64(bytes.NewReader(rawFile(1, dict("<i2", "False", "(1,)"), make([]byte, 2))), true); !errors.Is(err, ErrDtype) {
+		t.Errorf("DecodeFloat64 of int16: %v", err)
 	}
 }
 
@@ -164,6 +165,10 @@ for t in ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", ">i2", ">u4"]:
 		y, err := a.Int64()
 		if err != nil || len(y) != 4 || y[1] != 5 || y[3] != 127 {
 			t.Errorf("%s: %v %v", ty, y, err)
+		}
+		// the label reader (drknn-lfd -labels, exports) takes each too
+		if y, err := ReadInt64(filepath.Join(dir, "y_"+ty+".npy")); err != nil || len(y) != 4 || y[1] != 5 || y[3] != 127 {
+			t.Errorf("ReadInt64 %s: %v %v", ty, y, err)
 		}
 	}
 }

@@ -1,10 +1,14 @@
 package npy
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,7 +41,6 @@ func TestDtypeErrors(t *testing.T) {
 	}
 	const (
 		wantFloat = "want float64 or float32"
-		wantInt   = "want int64 or int32"
 		wantAny   = "want float64, float32, or a signed or unsigned integer of 1, 2, 4 or 8 bytes"
 		wantInts  = "want an integer dtype (int8, int16, int32, int64 or uint8 … uint64)"
 	)
@@ -48,13 +51,13 @@ func TestDtypeErrors(t *testing.T) {
 		named string // the dtype's name in the message
 		want  string
 	}{
-		{"<f4", 4, ints, "float32", wantInt},
-		{">f4", 4, ints, "float32, big-endian", wantInt},
-		{"|i1", 1, ints, "int8", wantInt},
-		{"|u1", 1, ints, "uint8", wantInt},
-		{"<u8", 8, ints, "uint64", wantInt},
-		{"|O", 8, ints, "Python objects", wantInt},
-		{"<c16", 16, ints, "complex128", wantInt},
+		{"<f4", 4, ints, "float32", wantInts},
+		{">f4", 4, ints, "float32, big-endian", wantInts},
+		{"<f8", 8, ints, "float64", wantInts},
+		{"<f2", 2, ints, "float16", wantInts},
+		{"|b1", 1, ints, "bool", wantInts},
+		{"|O", 8, ints, "Python objects", wantInts},
+		{"<c16", 16, ints, "complex128", wantInts},
 		{"<i8", 8, floats, "int64", wantFloat},
 		{">i2", 2, floats, "int16, big-endian", wantFloat},
 		{"<c8", 8, floats, "complex64", wantFloat},
@@ -104,4 +107,66 @@ func FuzzDtypeName(f *testing.F) {
 		}
 		_ = (&DtypeError{Descr: descr, Want: "x"}).Error()
 	})
+}
+
+// TestReadInt64Dtypes: the label reader (ReadInt64: drknn-lfd's -labels,
+// an export's labels) takes every integer dtype NumPy writes — int8,
+// int16, int32, int64, uint8, uint16, uint32, uint64, either byte order,
+// C or Fortran order — widened to int64; it used to take int64 and int32
+// only. A uint64 beyond the int64 range is refused naming the element;
+// floats stay refused even when every value is whole (labels saved as
+// float64 by mistake), naming the dtype and the integer dtypes.
+func TestReadInt64Dtypes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, descr, shape string, payload []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, rawFile(1, "{'descr': '"+descr+"', 'fortran_order': "+
+			map[bool]string{true: "True", false: "False"}[strings.HasSuffix(name, "-f.npy")]+", 'shape': "+shape+", }\n", payload), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	le, be := binary.LittleEndian, binary.BigEndian
+	for _, c := range []struct {
+		descr   string
+		payload []byte
+		want    []int64
+	}{
+		{"|i1", []byte{0, 2, 0xff, 0x7f}, []int64{0, 2, -1, 127}},
+		{"|u1", []byte{0, 2, 0xff, 0x7f}, []int64{0, 2, 255, 127}},
+		{"<i2", le.AppendUint16(le.AppendUint16(le.AppendUint16(le.AppendUint16(nil, 0), 2), 0x8000), 300), []int64{0, 2, -32768, 300}},
+		{">i2", be.AppendUint16(be.AppendUint16(be.AppendUint16(be.AppendUint16(nil, 0), 2), 0xffff), 300), []int64{0, 2, -1, 300}},
+		{"<u2", le.AppendUint16(le.AppendUint16(le.AppendUint16(le.AppendUint16(nil, 0), 2), 0xffff), 300), []int64{0, 2, 65535, 300}},
+		{">u2", be.AppendUint16(be.AppendUint16(be.AppendUint16(be.AppendUint16(nil, 0), 2), 0xffff), 300), []int64{0, 2, 65535, 300}},
+		{"<u4", le.AppendUint32(le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 0), 2), 0xffffffff), 300), []int64{0, 2, 4294967295, 300}},
+		{">u4", be.AppendUint32(be.AppendUint32(be.AppendUint32(be.AppendUint32(nil, 0), 2), 0xffffffff), 300), []int64{0, 2, 4294967295, 300}},
+		{"=i4", le.AppendUint32(le.AppendUint32(le.AppendUint32(le.AppendUint32(nil, 0), 2), 0xffffffff), 300), []int64{0, 2, -1, 300}},
+		{"<u8", le.AppendUint64(le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), 2), math.MaxInt64), 300), []int64{0, 2, math.MaxInt64, 300}},
+		{">u8", be.AppendUint64(be.AppendUint64(be.AppendUint64(be.AppendUint64(nil, 0), 2), 7), 300), []int64{0, 2, 7, 300}},
+		{"<i8", le.AppendUint64(le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), 2), math.MaxUint64), 300), []int64{0, 2, -1, 300}},
+	} {
+		p := write(strings.NewReplacer("<", "le-", ">", "be-", "|", "na-", "=", "ne-").Replace(c.descr)+".npy", c.descr, "(4,)", c.payload)
+		got, err := ReadInt64(p)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, %v; want %v", c.descr, got, err, c.want)
+		}
+	}
+	// Fortran order: a 2×2 uint16 matrix stored column by column.
+	v, shape, err := DecodeInt64(bytes.NewReader(rawFile(1, "{'descr': '<u2', 'fortran_order': True, 'shape': (2, 2), }\n",
+		le.AppendUint16(le.AppendUint16(le.AppendUint16(le.AppendUint16(nil, 1), 3), 2), 4))))
+	if err != nil || !slices.Equal(v, []int64{1, 2, 3, 4}) || !slices.Equal(shape, []int{2, 2}) {
+		t.Errorf("Fortran uint16: %v %v %v", v, shape, err)
+	}
+	// A uint64 beyond int64, named by its index.
+	p := write("huge.npy", "<u8", "(3,)", le.AppendUint64(le.AppendUint64(le.AppendUint64(nil, 0), 1), 1<<63))
+	if _, err := ReadInt64(p); err == nil || !IsFormatError(err) ||
+		!strings.Contains(err.Error(), p+": integer out of range: element 2 is 9223372036854775808, beyond the int64 range") {
+		t.Errorf("uint64 2^63: %v", err)
+	}
+	// Whole-valued floats stay refused, with the dtype error.
+	p = write("whole.npy", "<f8", "(3,)", f64bytes(le, 0, 1, 2))
+	want := p + `: unsupported dtype "<f8" (float64): want an integer dtype (int8, int16, int32, int64 or uint8 … uint64)`
+	if _, err := ReadInt64(p); !errors.Is(err, ErrDtype) || !strings.Contains(err.Error(), want) {
+		t.Errorf("whole-valued float64: %v\nwant %q", err, want)
+	}
 }

@@ -1,6 +1,7 @@
 // Package npy reads and writes NumPy .npy files (format versions 1.0, 2.0
 // and 3.0) holding the arrays drknn exchanges with NumPy: float64 (or
-// float32) vectors and matrices, and int64 (or int32) label vectors.
+// float32) vectors and matrices, and label vectors of any integer dtype
+// (int8 … int64, uint8 … uint64; written as int64).
 //
 // The header parser is our own rather than github.com/sbinet/npyio's: npyio
 // v0.6.0 panics on some malformed headers (a header without a newline slices
@@ -31,6 +32,9 @@ var (
 	ErrDtype     = errors.New("unsupported dtype")
 	ErrRank      = errors.New("wrong rank")
 	ErrNonFinite = errors.New("non-finite value")
+	// ErrRange: an integer element the reader cannot return (a uint64
+	// above the int64 range).
+	ErrRange = errors.New("integer out of range")
 )
 
 // DtypeError is a dtype a reader does not take: errors.Is(err, ErrDtype)
@@ -38,7 +42,7 @@ var (
 // NumPy name (DtypeName), and what the reader accepts.
 type DtypeError struct {
 	Descr string // as the header writes it, e.g. "<f4"
-	Want  string // what the reader accepts, e.g. "int64 or int32"
+	Want  string // what the reader accepts, e.g. "float64 or float32"
 }
 
 func (e *DtypeError) Error() string {
@@ -49,7 +53,7 @@ func (e *DtypeError) Error() string {
 func (e *DtypeError) Is(target error) bool { return target == ErrDtype }
 
 // anyDtype is what the package reads at all (Decode, ReadHeader);
-// intDtype what ReadInts and Array.Int64 take.
+// intDtype what ReadInts, ReadInt64 and Array.Int64 take.
 const (
 	anyDtype = "float64, float32, or a signed or unsigned integer of 1, 2, 4 or 8 bytes"
 	intDtype = "an integer dtype (int8, int16, int32, int64 or uint8 … uint64)"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -375,6 +376,16 @@ func FuzzDecode(f *testing.F) {
 	f.Add(rawFile(2, "{'descr': '>i4', 'fortran_order': False, 'shape': (1,), }\n", i32bytes(9)))
 	f.Add(rawFile(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }\n", make([]byte, 8)))
 	f.Add([]byte("\x93NUMPY\x01\x00\x04\x00abcd"))
+	// Every integer dtype the label reader takes (DecodeInt64), a uint64
+	// beyond int64, and a Fortran-order uint16 matrix.
+	f.Add(rawFile(1, "{'descr': '|i1', 'fortran_order': False, 'shape': (3,), }\n", []byte{0, 1, 0xff}))
+	f.Add(rawFile(1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }\n", []byte{0, 1, 0xff}))
+	f.Add(rawFile(1, "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }\n", []byte{1, 0, 0, 0x80}))
+	f.Add(rawFile(1, "{'descr': '>u2', 'fortran_order': False, 'shape': (2,), }\n", []byte{0, 1, 0xff, 0xff}))
+	f.Add(rawFile(1, "{'descr': '<u2', 'fortran_order': True, 'shape': (2, 2), }\n", []byte{1, 0, 3, 0, 2, 0, 4, 0}))
+	f.Add(rawFile(1, "{'descr': '<u4', 'fortran_order': False, 'shape': (2,), }\n", []byte{7, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}))
+	f.Add(rawFile(1, "{'descr': '<u8', 'fortran_order': False, 'shape': (2,), }\n", append(make([]byte, 8), bytes.Repeat([]byte{0xff}, 8)...)))
+	f.Add(rawFile(1, "{'descr': '>u8', 'fortran_order': False, 'shape': (1,), }\n", []byte{0, 0, 0, 0, 0, 0, 0, 5}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		v, shape, err := DecodeFloat64(bytes.NewReader(data), false)
 		if err == nil {
@@ -395,9 +406,23 @@ func FuzzDecode(f *testing.F) {
 		} else if !IsFormatError(err) {
 			t.Fatalf("unclassified error %v", err)
 		}
-		iv, _, err := DecodeInt64(bytes.NewReader(data))
-		if err == nil && len(iv) > len(data) {
+		iv, ishape, err := DecodeInt64(bytes.NewReader(data))
+		if err != nil {
+			if iv != nil || !IsFormatError(err) {
+				t.Fatalf("ints %v with error %v", iv, err)
+			}
+			return
+		}
+		if len(iv) > len(data) {
 			t.Fatalf("decoded %d ints from %d bytes", len(iv), len(data))
+		}
+		// The general reader (Decode, Int64) agrees, value for value.
+		a, err := Decode(bytes.NewReader(data))
+		if err != nil || a.Kind == Float || !slices.Equal(a.Shape, ishape) {
+			t.Fatalf("DecodeInt64 took what Decode reads as %+v, %v", a, err)
+		}
+		if w, err := a.Int64(); err != nil || !slices.Equal(w, iv) {
+			t.Fatalf("DecodeInt64 %v, Decode.Int64 %v (%v)", iv, w, err)
 		}
 	})
 }

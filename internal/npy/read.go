@@ -179,21 +179,6 @@ func toC[T any](v []T, h *Header) []T {
 	return out
 }
 
-// readArray reads the header and the raw payload of a rank-1 or rank-2
-// array of the given kind (want names the accepted dtypes in errors) and
-// returns them with the payload's byte order.
-func readArray(r io.Reader, kind Kind, want string) (*Header, []byte, binary.ByteOrder, error) {
-	h, err := readArrayHeader(r, kind, want)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	b, err := readPayload(r, h)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return h, b, byteOrder(h), nil
-}
-
 // readArrayHeader reads the header of a rank-1 or rank-2 array of the
 // given kind and sizes 4 or 8.
 func readArrayHeader(r io.Reader, kind Kind, want string) (*Header, error) {
@@ -274,22 +259,40 @@ func finishFloat64(v []float64, h *Header, rejectNonFinite bool) ([]float64, []i
 	return v, h.Shape, nil
 }
 
-// DecodeInt64 reads a rank-1 or rank-2 int64 or int32 array from r,
-// returning its elements in C order and its shape.
+// DecodeInt64 reads a rank-1 or rank-2 array of any integer dtype NumPy
+// writes — int8, int16, int32, int64, uint8, uint16, uint32 or uint64, in
+// either byte order — from r, returning its elements widened to int64 in C
+// order and its shape. A float (whole-valued or not) or any other dtype is
+// a DtypeError naming the dtype and the integer dtypes; a uint64 element
+// beyond the int64 range is an error naming its index.
 func DecodeInt64(r io.Reader) ([]int64, []int, error) {
-	h, b, order, err := readArray(r, Int, "int64 or int32")
+	h, err := ReadHeader(r)
+	if err != nil {
+		return nil, nil, withWant(err, intDtype)
+	}
+	if h.Kind != Int && h.Kind != Uint {
+		return nil, nil, &DtypeError{Descr: h.Descr, Want: intDtype}
+	}
+	if err := checkRank(h); err != nil {
+		return nil, nil, err
+	}
+	b, err := readPayload(r, h)
 	if err != nil {
 		return nil, nil, err
 	}
+	a := &Array{Header: *h, data: b, order: byteOrder(h)}
+	if h.Fortran && len(h.Shape) == 2 {
+		a.data = fortranToC(b, h.Shape, h.Size)
+	}
 	v := make([]int64, h.Len())
 	for i := range v {
-		if h.Size == 8 {
-			v[i] = int64(order.Uint64(b[8*i:]))
-		} else {
-			v[i] = int64(int32(order.Uint32(b[4*i:])))
+		_, n, ok := a.at(i)
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: element %s is %d, beyond the int64 range", ErrRange, index(i, h.Shape), uint64(n))
 		}
+		v[i] = n
 	}
-	return toC(v, h), h.Shape, nil
+	return v, h.Shape, nil
 }
 
 // index formats flat C-order index i as (row, col) for a matrix.
@@ -337,8 +340,8 @@ func ReadMatrix(path string, rejectNonFinite bool) (data []float64, rows, cols i
 	return v, shape[0], shape[1], nil
 }
 
-// ReadInt64 reads a rank-1 int64 (or int32, widened) vector from path,
-// such as a label vector.
+// ReadInt64 reads a rank-1 vector of any integer dtype (DecodeInt64),
+// widened to int64, from path: a label vector.
 func ReadInt64(path string) ([]int64, error) {
 	v, shape, err := openRead(path, DecodeInt64)
 	if err != nil {
@@ -354,5 +357,5 @@ func ReadInt64(path string) ([]int64, error) {
 // opposed to an I/O failure).
 func IsFormatError(err error) bool {
 	return errors.Is(err, ErrFormat) || errors.Is(err, ErrDtype) ||
-		errors.Is(err, ErrRank) || errors.Is(err, ErrNonFinite)
+		errors.Is(err, ErrRank) || errors.Is(err, ErrNonFinite) || errors.Is(err, ErrRange)
 }

@@ -43,7 +43,7 @@ type Request struct {
 	CostPath     string    // n×n costs (.npy, float64 or float32), or ""
 	FeaturesPath string    // n×d features (.npy); costs from Metric
 	Metric       string    // "" or "euclidean" (default), "sqeuclidean"; only with FeaturesPath
-	LabelsPath   string    // labels 0…M−1 (.npy, int64 or int32)
+	LabelsPath   string    // labels 0…M−1 (.npy, any integer dtype: int8 … int64, uint8 … uint64)
 	Theta        []float64 // one radius, or one per class
 	Epsilon      float64   // ε of the regularised map and of the gradient (> 0, e.g. optlayer.DefaultEpsilon)
 	Tol          float64   // target certified relative gap (> 0, e.g. optlayer.DefaultTol)
