@@ -171,7 +171,8 @@ func Load(name, dir string, opts Options) (*Dataset, error) {
 	}
 	d, err := l.load(dir, opts)
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
+		var fix saysFix // a partial download, say: the reader said what to do
+		if errors.Is(err, ErrNotFound) && !errors.As(err, &fix) {
 			return nil, fmt.Errorf("%w (%s)", err, howToGet(name, l.subdir))
 		}
 		return nil, err

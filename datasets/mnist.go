@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/drknn/drknn/internal/errkind"
 )
@@ -318,9 +320,9 @@ const (
 // (t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte), each with or without a
 // .gz suffix; compression is detected from the content. The natural order is
 // the train split (if present) followed by t10k (if present), each in file
-// order. Files holds "<image file>:<item>" for every sample. A split whose
-// image file exists without its label file (or the reverse) is an error, as
-// is a folder with neither split.
+// order. Files holds "<image file>:<item>" for every sample. A folder with
+// neither split is an error, and so is a split that is there only in part
+// (see ReadMNISTSplit).
 //
 // Load("mnist") calls ReadMNISTSplit instead, whose default reads the test
 // split alone when it is present, so that adding the training files to a
@@ -334,9 +336,24 @@ func ReadMNIST(dir string) (*Dataset, error) {
 //   - "test": t10k-images/labels only (required);
 //   - "train": train-images/labels only (required);
 //   - "all": train then t10k (both required);
-//   - "": the test split when its files are present, otherwise the
+//   - "": the test split when any of its files is there, otherwise the
 //     training split — the data the project has always used when only the
 //     t10k files are there, and unchanged when the train files are added.
+//     A folder holding the train pair alone reads it.
+//
+// A split is there in part when one file of its pair is missing while the
+// other is there, when a partial download of one of its files is left
+// (NAME.part or NAME.part.src, from an interrupted drknn-data get), or when
+// one of its names is not a regular file (a folder, a dangling link). Such a
+// split is an error naming the missing or bad file and saying how to
+// complete it (drknn-data get mnist); it is never skipped, so a download cut
+// off before the t10k files does not silently read the 60,000 training
+// images instead of the 10,000 test images. A split that is not read is not
+// looked at: "train" reads the train pair whatever the state of the t10k
+// files, and so does "test" (or the default with a complete t10k pair) the
+// t10k pair. A bad file (truncated, wrong magic…) is an ErrCorrupt error
+// that names it and says to delete it and download it again; a missing one
+// is ErrNotFound.
 //
 // Files, order and checks are those of ReadMNIST.
 func ReadMNISTSplit(dir, split string) (*Dataset, error) {
@@ -348,10 +365,7 @@ func ReadMNISTSplit(dir, split string) (*Dataset, error) {
 	case MNISTAll:
 		return readMNISTSplits(dir, []string{"train", "t10k"}, true)
 	case "":
-		if _, img := findMaybeGz(dir, "t10k-images-idx3-ubyte"); img {
-			return readMNISTSplits(dir, []string{"t10k"}, true)
-		}
-		if _, lab := findMaybeGz(dir, "t10k-labels-idx1-ubyte"); lab {
+		if !lookMNISTSplit(dir, "t10k").absent() {
 			return readMNISTSplits(dir, []string{"t10k"}, true)
 		}
 		return ReadMNIST(dir)
@@ -361,25 +375,22 @@ func ReadMNISTSplit(dir, split string) (*Dataset, error) {
 
 // readMNISTSplits reads the listed splits ("train", "t10k") in order; with
 // required every one must be present, otherwise the absent ones are
-// skipped (but not all of them).
+// skipped (but not all of them). A split there in part is an error either
+// way.
 func readMNISTSplits(dir string, splits []string, required bool) (*Dataset, error) {
 	var parts []*Dataset
 	for _, split := range splits {
-		imgPath, imgOK := findMaybeGz(dir, split+"-images-idx3-ubyte")
-		labPath, labOK := findMaybeGz(dir, split+"-labels-idx1-ubyte")
-		if !imgOK && !labOK {
+		s := lookMNISTSplit(dir, split)
+		if s.absent() {
 			if required {
 				return nil, notFoundf("mnist: no %s-images-idx3-ubyte[.gz] and %s-labels-idx1-ubyte[.gz] in %s", split, split, dir)
 			}
 			continue
 		}
-		if !imgOK {
-			return nil, notFoundf("mnist: %s has %s but no %s-images-idx3-ubyte[.gz]", dir, filepath.Base(labPath), split)
+		if err := s.incomplete(dir); err != nil {
+			return nil, err
 		}
-		if !labOK {
-			return nil, notFoundf("mnist: %s has %s but no %s-labels-idx1-ubyte[.gz]", dir, filepath.Base(imgPath), split)
-		}
-		d, err := readMNISTPair(imgPath, labPath)
+		d, err := readMNISTPair(dir, s.img.path, s.lab.path)
 		if err != nil {
 			return nil, err
 		}
@@ -391,7 +402,7 @@ func readMNISTSplits(dir string, splits []string, required bool) (*Dataset, erro
 	return concat("mnist", parts), nil
 }
 
-func readMNISTPair(imgPath, labPath string) (*Dataset, error) {
+func readMNISTPair(dir, imgPath, labPath string) (*Dataset, error) {
 	fi, err := os.Open(imgPath)
 	if err != nil {
 		return nil, classify(fmt.Errorf("mnist: %w", err))
@@ -404,7 +415,10 @@ func readMNISTPair(imgPath, labPath string) (*Dataset, error) {
 	defer fl.Close()
 	d, err := ParseMNIST(fi, imgPath, fl, labPath)
 	if err != nil {
-		return nil, errkind.Mark(ErrCorrupt, err)
+		// drknn-data get replaces a .gz whose md5 is not the published
+		// one, but never reads an uncompressed file (which the reader
+		// prefers): deleting the bad file is what always works.
+		return nil, errkind.Mark(ErrCorrupt, saysFix{fmt.Errorf("%w (a damaged or partial file: delete it, then %s)", err, mnistFix(dir, "to download it again"))})
 	}
 	base := filepath.Base(imgPath)
 	d.Files = make([]string, d.Len())
@@ -414,16 +428,132 @@ func readMNISTPair(imgPath, labPath string) (*Dataset, error) {
 	return d, nil
 }
 
-// findMaybeGz returns dir/name or dir/name.gz, whichever is a regular file
-// (the uncompressed name first).
-func findMaybeGz(dir, name string) (string, bool) {
-	for _, n := range []string{name, name + ".gz"} {
+// saysFix marks an error whose message already says how to fix it: Load
+// adds no general "how to get it" to it.
+type saysFix struct{ error }
+
+func (e saysFix) Unwrap() error { return e.error }
+
+// mnistFix says how to put the MNIST files into dir with drknn-data get,
+// which writes DIR/mnist/: with -dir the parent of a folder called mnist
+// (then done ends the sentence: "to finish it"), and for any other folder
+// the command and the folder to read instead.
+func mnistFix(dir, done string) string {
+	if filepath.Base(dir) == "mnist" {
+		return "run drknn-data get mnist -dir " + filepath.Dir(dir) + " " + done
+	}
+	return "copy the file in from a complete MNIST download, or run drknn-data get mnist -dir DIR and read DIR/mnist instead"
+}
+
+// mnistFileState is what a folder holds under one MNIST file name.
+type mnistFileState int
+
+const (
+	mnistAbsent  mnistFileState = iota // nothing under the name
+	mnistPresent                       // a regular file (or a link to one)
+	mnistPartial                       // only a partial download (NAME.part, NAME.part.src)
+	mnistNotFile                       // the name is there but is no regular file
+)
+
+// mnistFile is one MNIST file name looked up in a folder.
+type mnistFile struct {
+	name  string // base name without .gz: "t10k-images-idx3-ubyte"
+	state mnistFileState
+	// path is the file (mnistPresent), the entry that is not one
+	// (mnistNotFile) or the partial download (mnistPartial).
+	path string
+	err  error // mnistNotFile: what is wrong with path
+}
+
+// lookMNISTFile looks for dir/name and dir/name.gz (the first that is a
+// regular file wins, the uncompressed name first), then for an entry under
+// either name that is not a regular file, then for a partial download of
+// either left by drknn-data get.
+func lookMNISTFile(dir, name string) mnistFile {
+	f := mnistFile{name: name, path: filepath.Join(dir, name)}
+	names := []string{name, name + ".gz"}
+	for _, n := range names {
 		p := filepath.Join(dir, n)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p, true
+			f.state, f.path = mnistPresent, p
+			return f
 		}
 	}
-	return filepath.Join(dir, name), false
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		lst, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		f.state, f.path = mnistNotFile, p
+		switch st, serr := os.Stat(p); {
+		case err != nil:
+			f.err = err
+		case errors.Is(serr, fs.ErrNotExist) && lst.Mode().Type() == fs.ModeSymlink:
+			to, _ := os.Readlink(p)
+			f.err = errkind.Mark(fs.ErrNotExist, fmt.Errorf("%s is a link to %s, which does not exist", p, to))
+		case serr != nil:
+			f.err = serr
+		case st.IsDir():
+			f.err = fmt.Errorf("%s is not a regular file but a folder", p)
+		default:
+			f.err = fmt.Errorf("%s is not a regular file (%v)", p, lst.Mode().Type()|st.Mode().Type())
+		}
+		return f
+	}
+	for _, n := range names {
+		for _, suffix := range []string{".part", ".part" + partSourceSuffix} {
+			p := filepath.Join(dir, n+suffix)
+			if _, err := os.Lstat(p); err == nil {
+				f.state, f.path = mnistPartial, p
+				return f
+			}
+		}
+	}
+	return f
+}
+
+// mnistSplit is the pair of files of one split ("train" or "t10k").
+type mnistSplit struct{ img, lab mnistFile }
+
+func lookMNISTSplit(dir, split string) mnistSplit {
+	return mnistSplit{
+		img: lookMNISTFile(dir, split+"-images-idx3-ubyte"),
+		lab: lookMNISTFile(dir, split+"-labels-idx1-ubyte"),
+	}
+}
+
+// absent reports whether nothing of the split is in the folder.
+func (s mnistSplit) absent() bool {
+	return s.img.state == mnistAbsent && s.lab.state == mnistAbsent
+}
+
+// incomplete returns nil when both files of the split are there, and
+// otherwise an error naming the first one missing or bad (an entry that is
+// not a file first, then a partial download, then a missing file) and
+// saying how to complete the split. The split must not be absent.
+func (s mnistSplit) incomplete(dir string) error {
+	pair := [2]mnistFile{s.img, s.lab}
+	for _, f := range pair {
+		if f.state == mnistNotFile {
+			return classify(saysFix{fmt.Errorf("mnist: %w (remove it, then %s)", f.err, mnistFix(dir, "to download the file"))})
+		}
+	}
+	for _, f := range pair {
+		if f.state == mnistPartial {
+			// The file the partial download was to become: its name
+			// without .part / .part.src.
+			want := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(f.path), partSourceSuffix), ".part")
+			return notFoundf("%w", saysFix{fmt.Errorf("mnist: %s has no %s, only the partial download %s (an interrupted download): %s", dir, want, filepath.Base(f.path), mnistFix(dir, "to finish it"))})
+		}
+	}
+	for i, f := range pair {
+		if f.state == mnistAbsent {
+			other := pair[1-i]
+			return notFoundf("%w", saysFix{fmt.Errorf("mnist: %s has %s but no %s[.gz] (an incomplete download?): %s", dir, filepath.Base(other.path), f.name, mnistFix(dir, "to complete it"))})
+		}
+	}
+	return nil
 }
 
 // concat joins data sets with identical shapes and classes; parts[0]'s
