@@ -165,6 +165,13 @@ type FetchOptions struct {
 	Client       *http.Client // nil: a client with a 30 s header timeout
 	Retries      int          // further attempts after a cut connection; 0 means 3, < 0 none
 	KeepArchives bool         // keep downloaded archives after extracting them
+	// IdleTimeout bounds the time a download may go without receiving a
+	// byte — connecting, waiting for the response, reading the body —
+	// before it is abandoned as stalled (and retried like a cut
+	// connection, resuming from the bytes kept). The download as a whole
+	// has no time limit while bytes arrive. 0 means DefaultIdleTimeout,
+	// < 0 none.
+	IdleTimeout time.Duration
 	// Progress, when set, receives one line (no newline) per step:
 	// downloads, resumptions, extractions. Fetch itself never prints.
 	Progress func(msg string)
@@ -222,6 +229,37 @@ func (o FetchOptions) client() *http.Client {
 	return &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: 30 * time.Second}}
 }
 
+// DefaultIdleTimeout is FetchOptions.IdleTimeout's default.
+const DefaultIdleTimeout = 60 * time.Second
+
+func (o FetchOptions) idleTimeout() time.Duration {
+	switch {
+	case o.IdleTimeout == 0:
+		return DefaultIdleTimeout
+	case o.IdleTimeout < 0:
+		return 0
+	}
+	return o.IdleTimeout
+}
+
+// errStalled marks a download abandoned after FetchOptions.IdleTimeout
+// without a byte.
+var errStalled = errors.New("stalled")
+
+// progressReader calls progress after every read that returns bytes.
+type progressReader struct {
+	r        io.Reader
+	progress func()
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
+}
+
 func (o FetchOptions) logf(format string, args ...any) {
 	if o.Progress != nil {
 		o.Progress(fmt.Sprintf(format, args...))
@@ -236,7 +274,10 @@ func (o FetchOptions) logf(format string, args ...any) {
 // file (DEST.part.src records the address and the ETag or Last-Modified;
 // a .part without that record is downloaded again), checked against
 // its checksum, and only then renamed to DEST; on a checksum mismatch the
-// partial file is removed and an error returned. Archives are extracted into
+// partial file is removed and an error returned. A download that
+// receives nothing for opts.IdleTimeout (60 s by default) is abandoned as
+// stalled and retried like a cut connection; the last failure names the
+// address. Archives are extracted into
 // a temporary folder beside their destination and moved into place.
 //
 // A fetch that fails leaves no folder it made empty behind (the data
@@ -504,7 +545,27 @@ func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resume
 			off = fi.Size()
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	// A watchdog cancels the request when nothing arrives for the idle
+	// timeout; every byte received (and the response headers) rearms it.
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	idle := opts.idleTimeout()
+	stall := fmt.Errorf("%w: nothing received for %v", errStalled, idle)
+	rearm := func() {}
+	if idle > 0 {
+		watch := time.AfterFunc(idle, func() { cancel(stall) })
+		defer watch.Stop()
+		rearm = func() { watch.Reset(idle) }
+	}
+	// stalled returns the stall error for a failure the watchdog caused
+	// (not for one of ctx's: an interrupt is reported as such).
+	stalled := func(err error) error {
+		if ctx.Err() == nil && errors.Is(context.Cause(reqCtx), errStalled) {
+			return stall
+		}
+		return err
+	}
+	req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, url, nil)
 	if err != nil {
 		return false, err
 	}
@@ -518,9 +579,10 @@ func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resume
 	}
 	resp, err := opts.client().Do(req)
 	if err != nil {
-		return false, errRetry{err}
+		return false, errRetry{stalled(err)}
 	}
 	defer resp.Body.Close()
+	rearm()
 	flags := os.O_WRONLY | os.O_CREATE
 	switch {
 	case resp.StatusCode == http.StatusPartialContent && off > 0:
@@ -562,11 +624,14 @@ func fetchOnce(ctx context.Context, opts FetchOptions, url, part string) (resume
 			return false, err
 		}
 	}
-	_, cerr := io.Copy(out, resp.Body)
+	_, cerr := io.Copy(out, progressReader{resp.Body, rearm})
 	if err := out.Close(); err != nil && cerr == nil {
 		cerr = err
 	}
 	if cerr != nil {
+		if err := stalled(nil); err != nil {
+			return resumed, errRetry{fmt.Errorf("transfer %w", err)}
+		}
 		return resumed, errRetry{fmt.Errorf("transfer cut: %w", cerr)}
 	}
 	return resumed, nil

@@ -1,7 +1,10 @@
 // Command drknn-data downloads the data sets of the experiments into the
 // layout the datasets readers read (datasets.Fetch) and verifies what is
-// there (datasets.Verify). Exit status: 0 success, 1 failure, 2 bad usage,
-// 130 interrupted (Ctrl-C or SIGTERM).
+// there (datasets.Verify). A download that receives nothing for
+// datasets.DefaultIdleTimeout (60 s) is abandoned as stalled and retried
+// like a cut connection; a slow one has no overall time limit. Exit
+// status: 0 success, 1 failure, 2 bad usage, 130 interrupted (Ctrl-C or
+// SIGTERM).
 package main
 
 import (
@@ -25,6 +28,9 @@ NAME is mnist, cifar10, omniglot, lung-cancer, covid-ct or all.
 DIR defaults to $DRKNN_DATA, else ../shared/data beside the module root.
 -base-url fetches file F of set S from URL/S/F instead of upstream (URL: an
 http:// or https:// address with a host, no query or fragment).
+A download that receives nothing for 60 s is abandoned as stalled and
+retried like a cut connection (-retries), resuming from the bytes kept; a
+slow one has no time limit while bytes arrive.
 verify checks what is in DIR and, when DIR/MD5SUMS is present, every file it
 lists and that it lists every file of the sets present; exit 1 on a mismatch,
 a file missing from MD5SUMS, or when DIR holds no data set.
