@@ -111,15 +111,7 @@ func TestResumeReusesFinishedCVFits(t *testing.T) {
 			if !strings.Contains(strings.Join(resumed.log, "\n"), line) {
 				t.Errorf("the resumed log has no %q:\n%s", line, strings.Join(resumed.log, "\n"))
 			}
-			if !reflect.DeepEqual(theta(got), theta(want)) {
-				t.Fatalf("ϑ %v, uninterrupted %v", theta(got), theta(want))
-			}
-			for m, w := range want.Methods {
-				if !reflect.DeepEqual(got.Methods[m].PerRepeat, w.PerRepeat) {
-					t.Fatalf("%s: resumed %v, uninterrupted %v", m, got.Methods[m].PerRepeat, w.PerRepeat)
-				}
-			}
-			sameFile(t, tc.model(dir), tc.model(wantDir))
+			sameResumed(t, got, want, tc.model(dir), tc.model(wantDir))
 			if _, err := os.Stat(cvFile); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("cv.json left after the run: %v", err)
 			}

@@ -70,17 +70,24 @@ func TestResumeReusesThetaChosenByCV(t *testing.T) {
 			if !resumed.logged(chose) {
 				t.Errorf("the resumed log has no %q:\n%s", chose, strings.Join(resumed.log, "\n"))
 			}
-			if !reflect.DeepEqual(theta(got), theta(want)) {
-				t.Fatalf("ϑ %v, uninterrupted %v", theta(got), theta(want))
-			}
-			for m, w := range want.Methods {
-				if !reflect.DeepEqual(got.Methods[m].PerRepeat, w.PerRepeat) {
-					t.Fatalf("%s: resumed %v, uninterrupted %v", m, got.Methods[m].PerRepeat, w.PerRepeat)
-				}
-			}
-			sameFile(t, tc.model(dir), tc.model(wantDir))
+			sameResumed(t, got, want, tc.model(dir), tc.model(wantDir))
 		})
 	}
+}
+
+// sameResumed fails t unless a resumed run's ϑ, per-repeat accuracies and
+// exported model.bin (gotModel) are the uninterrupted run's.
+func sameResumed(t *testing.T, got, want *Results, gotModel, wantModel string) {
+	t.Helper()
+	if !reflect.DeepEqual(theta(got), theta(want)) {
+		t.Fatalf("ϑ %v, uninterrupted %v", theta(got), theta(want))
+	}
+	for m, w := range want.Methods {
+		if !reflect.DeepEqual(got.Methods[m].PerRepeat, w.PerRepeat) {
+			t.Fatalf("%s: resumed %v, uninterrupted %v", m, got.Methods[m].PerRepeat, w.PerRepeat)
+		}
+	}
+	sameFile(t, gotModel, wantModel)
 }
 
 // theta is the radius a run's results record.
