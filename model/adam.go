@@ -162,6 +162,30 @@ func (a *Adam) Step() error {
 	return nil
 }
 
+// NonFinite reports whether v, a float64 or float32 tensor or scalar,
+// holds NaN or ±Inf (the check Adam makes of every gradient); other values
+// report false.
+func NonFinite(v G.Value) bool {
+	switch v := v.(type) {
+	case *tensor.Dense:
+		switch x := v.Data().(type) {
+		case []float64:
+			return anyNonFinite(x)
+		case []float32:
+			return anyNonFinite(x)
+		case float64:
+			return anyNonFinite([]float64{x})
+		case float32:
+			return anyNonFinite([]float32{x})
+		}
+	case *G.F64:
+		return anyNonFinite([]float64{float64(*v)})
+	case *G.F32:
+		return anyNonFinite([]float32{float32(*v)})
+	}
+	return false
+}
+
 // firstNonFinite returns the index of the first NaN or ±Inf in x, or −1.
 // A quick pass finds out whether to look further: the AVX kernel
 // (kern.NonFiniteD/S) for the bulk where the CPU has AVX, and four running

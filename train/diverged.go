@@ -3,13 +3,12 @@ package train
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/internal/vmerr"
+	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
-	"gorgonia.org/tensor"
 )
 
 // ErrDiverged is matched (errors.Is) by the error of a training step that
@@ -82,18 +81,18 @@ func stepError(step int, err error, run bool, learn G.Nodes, emb *G.Node, loss s
 func diverged(err error, run bool, learn G.Nodes, emb *G.Node) *DivergedError {
 	if !run {
 		for _, n := range learn {
-			if g, gerr := n.Grad(); gerr == nil && nonFinite(g) {
+			if g, gerr := n.Grad(); gerr == nil && model.NonFinite(g) {
 				return &DivergedError{Param: n.Name()}
 			}
 		}
 		return nil
 	}
 	for _, n := range learn {
-		if nonFinite(n.Value()) {
+		if model.NonFinite(n.Value()) {
 			return &DivergedError{Detail: fmt.Sprintf("the last update took the weights of %q past the float range", n.Name())}
 		}
 	}
-	if emb != nil && nonFinite(emb.Value()) {
+	if emb != nil && model.NonFinite(emb.Value()) {
 		return &DivergedError{Detail: "the embeddings hold NaN or ±Inf"}
 	}
 	// The machine's error does not unwrap to the op's: Find takes it out.
@@ -105,38 +104,4 @@ func diverged(err error, run bool, learn G.Nodes, emb *G.Node) *DivergedError {
 		return &DivergedError{Detail: detail}
 	}
 	return nil
-}
-
-// nonFinite reports whether v, a float tensor or scalar, holds NaN or ±Inf.
-func nonFinite(v G.Value) bool {
-	var data any
-	switch v := v.(type) {
-	case *tensor.Dense:
-		data = v.Data()
-	case *G.F64:
-		data = []float64{float64(*v)}
-	case *G.F32:
-		data = []float32{float32(*v)}
-	default:
-		return false
-	}
-	switch x := data.(type) {
-	case float64:
-		return math.IsNaN(x) || math.IsInf(x, 0)
-	case float32:
-		return math.IsNaN(float64(x)) || math.IsInf(float64(x), 0)
-	case []float64:
-		for _, f := range x {
-			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return true
-			}
-		}
-	case []float32:
-		for _, f := range x {
-			if f := float64(f); math.IsNaN(f) || math.IsInf(f, 0) {
-				return true
-			}
-		}
-	}
-	return false
 }
