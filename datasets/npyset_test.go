@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/drknn/drknn/internal/numpytest"
 )
 
 // npyFile builds a .npy file (format 1.0, C order) by hand.
@@ -130,10 +132,7 @@ func TestNPYImages(t *testing.T) {
 
 // TestNPYFromNumPy reads files numpy.save wrote.
 func TestNPYFromNumPy(t *testing.T) {
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		t.Skipf("NumPy cross-check skipped: %v", err)
-	}
+	py := numpytest.Python(t)
 	dir := t.TempDir()
 	script := `
 import numpy as np, sys, os

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/drknn/drknn/internal/numpytest"
 )
 
 // readmeSnippet returns the README's NumPy reproduction of an export's
@@ -39,10 +41,7 @@ func readmeSnippet(t *testing.T, dir string) string {
 // classifier's tie rule decides every query and a plain argmax (class 0)
 // does not reproduce it.
 func TestReadmeNumPySnippet(t *testing.T) {
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		t.Skip("no NumPy in /usr/bin/python3")
-	}
+	py := numpytest.Python(t)
 	for _, theta := range []string{"0.1", "1"} {
 		dir := t.TempDir()
 		cfg := synthConfig(t, "train.theta=["+theta+"]", "eval.methods=[drknn]", "train.steps=5")

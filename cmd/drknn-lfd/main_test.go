@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/drknn/drknn/internal/npy"
+	"github.com/drknn/drknn/internal/numpytest"
 	"github.com/drknn/drknn/optlayer"
 )
 
@@ -557,10 +558,7 @@ func TestBadInput(t *testing.T) {
 // TestNumPy writes the inputs with NumPy and reads P back with NumPy, when
 // the system Python has NumPy.
 func TestNumPy(t *testing.T) {
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		t.Skip("no NumPy in /usr/bin/python3")
-	}
+	py := numpytest.Python(t)
 	dir := t.TempDir()
 	script := `
 import sys, numpy as np

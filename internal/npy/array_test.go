@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drknn/drknn/internal/numpytest"
 )
 
 // TestDecodeArrayHandBuilt: n-d shapes, every integer width, both byte
@@ -109,10 +111,7 @@ func TestDecodeArrayHandBuilt(t *testing.T) {
 // TestNumPyArrays: files numpy.save writes (n-d uint8, every integer type,
 // Fortran n-d, big-endian) read back to NumPy's own values.
 func TestNumPyArrays(t *testing.T) {
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		t.Skipf("NumPy cross-check skipped: %v", err)
-	}
+	py := numpytest.Python(t)
 	dir := t.TempDir()
 	script := `
 import numpy as np, sys, os

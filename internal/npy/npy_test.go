@@ -14,6 +14,8 @@ import (
 
 	snpy "github.com/sbinet/npyio/npy"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/drknn/drknn/internal/numpytest"
 )
 
 // rawFile builds a .npy file by hand: any version, any dictionary text,
@@ -294,10 +296,7 @@ func TestDecodeErrors(t *testing.T) {
 // np.save writes byte-identical files, and we read what NumPy writes
 // (float32, Fortran order, big-endian, int32).
 func TestNumPy(t *testing.T) {
-	py := "/usr/bin/python3"
-	if err := exec.Command(py, "-c", "import numpy").Run(); err != nil {
-		t.Skipf("NumPy cross-check skipped: %s -c 'import numpy' failed: %v", py, err)
-	}
+	py := numpytest.Python(t)
 	dir := t.TempDir()
 	x := sample(4, 3)
 	x[0] = math.Copysign(0, -1)
