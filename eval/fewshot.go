@@ -1,12 +1,15 @@
 package eval
 
 import (
+	"errors"
 	"fmt"
-	"github.com/drknn/drknn/internal/lossop"
 	"math"
 	"math/rand"
 
+	"github.com/drknn/drknn/internal/diverge"
 	G "github.com/drknn/drknn/internal/gorgonia"
+	"github.com/drknn/drknn/internal/lossop"
+	"github.com/drknn/drknn/internal/vmerr"
 	"github.com/drknn/drknn/model"
 )
 
@@ -262,7 +265,12 @@ func (f *FewShot) Fit(x []float32, shape []int, y []int, m int) error {
 	}
 	for i, v := range emb {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("eval: %s: training diverged: embedding of training sample %d is %v", f.method, i/net.Dim(), v)
+			if f.s.Steps == 0 {
+				return fmt.Errorf("eval: %s: embedding of training sample %d is %v", f.method, i/net.Dim(), v)
+			}
+			// The last step's update made the network's output non-finite.
+			return f.diverged(&diverge.Error{Step: f.s.Steps, Loss: "embedding",
+				Detail: fmt.Sprintf("training sample %d is %v", i/net.Dim(), v)})
 		}
 	}
 	f.net, f.m, f.d, f.support, f.ys, f.losses, f.rho = net, m, net.Dim(), emb, append([]int(nil), y...), losses, rho
@@ -359,12 +367,12 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 		})
 		if err := vm.RunAll(); err != nil {
 			vm.Reset()
-			return nil, 0, fmt.Errorf("eval: %s: step %d: %w", f.method, step+1, err)
+			return nil, 0, f.stepError(step, err, true, learn, emb)
 		}
 		vm.Reset()
 		l, _ := spec.Last()
 		if err := adam.Step(); err != nil {
-			return nil, 0, fmt.Errorf("eval: %s: step %d: %w", f.method, step+1, err)
+			return nil, 0, f.stepError(step, err, false, learn, nil)
 		}
 		if learnScale {
 			rho = rhoOpt.step(rho, drho)
@@ -374,13 +382,56 @@ func (f *FewShot) train(net *model.Net, x []float32, shape []int, y []int, m int
 	return losses, rho, nil
 }
 
+// stepError is the error of training step step (0-based) that failed in
+// the machine's run of the graph (run) or in Adam's update: when a value
+// went non-finite, a *diverge.Error in the trainer's words ("eval:
+// proto_net: training diverged at step 19 of 50: non-finite gradient of
+// "model.conv.weight"; lower the learning rate (now 10) or check the data
+// for NaN/Inf"), else "eval: METHOD: step N: …" with the machine's report
+// of the failing instruction kept out of the message (vmerr.Clean). Either
+// way errors.Unwrap reaches the step's error.
+func (f *FewShot) stepError(step int, err error, run bool, learn G.Nodes, emb *G.Node) error {
+	d := diverge.Find(run, learn, emb)
+	if d == nil && run {
+		// The loss op refused a value the network made non-finite.
+		var nf *nonFinite
+		if _, op, ok := vmerr.Find(err); ok && errors.As(op, &nf) {
+			d = &diverge.Error{Detail: nf.detail}
+		}
+	}
+	if d == nil {
+		return fmt.Errorf("eval: %s: step %d: %w", f.method, step+1, vmerr.Clean(err))
+	}
+	d.Step, d.Loss, d.Err = step+1, "loss", err
+	return f.diverged(d)
+}
+
+// diverged is d with the baseline's name, steps and learning rate.
+func (f *FewShot) diverged(d *diverge.Error) *diverge.Error {
+	d.Op, d.Steps, d.LR = "eval: "+f.method, f.s.Steps, f.s.LR
+	return d
+}
+
+// nonFinite is the error of a pseudo-episode loss that a value gone NaN or
+// ±Inf kept from being computed; detail says which, for the message of the
+// diverged training (stepError). Its own message is msg.
+type nonFinite struct{ msg, detail string }
+
+func (e *nonFinite) Error() string { return e.msg }
+
+// notFinite returns a *nonFinite with message msg and detail.
+func notFinite(detail, msg string, args ...any) error {
+	return &nonFinite{msg: fmt.Sprintf(msg, args...), detail: detail}
+}
+
 // meanEpisodeLoss is the mean loss of the pseudo-episodes eps (support,
 // query index lists) over the n×d embedding e, with its gradient; it
 // stores the gradient with respect to the head's log-scale in drho.
 func meanEpisodeLoss(h fewShotHead, e []float64, n, d, m int, y []int, eps [][2][]int, drho *float64) (float64, []float64, error) {
 	for i, v := range e {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return 0, nil, fmt.Errorf("eval: embedding of training sample %d is %v (training diverged)", i/d, v)
+			return 0, nil, notFinite(fmt.Sprintf("the embedding of training sample %d is %v", i/d, v),
+				"eval: embedding of training sample %d is %v (training diverged)", i/d, v)
 		}
 	}
 	grad := make([]float64, n*d)

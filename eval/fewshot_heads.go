@@ -300,7 +300,7 @@ func episodeLoss(h fewShotHead, e []float64, d, m int, y, sup, qry []int, grad [
 	}
 	loss /= float64(nq)
 	if math.IsNaN(loss) || math.IsInf(loss, 0) {
-		return 0, 0, fmt.Errorf("eval: few-shot episode loss is %v", loss)
+		return 0, 0, notFinite(fmt.Sprintf("the few-shot episode loss is %v", loss), "eval: few-shot episode loss is %v", loss)
 	}
 	ds, dq, drho, err := back(dz)
 	if err != nil {

@@ -161,7 +161,7 @@ func solveSVMSweeps(kt []float64, ys []int, m int, C float64, maxSweeps int) (*s
 	// optimal, so use it with its current active set rather than failing
 	// the fit; the gradient is then the implicit one of that active set.
 	if !finiteAll(alpha) {
-		return nil, fmt.Errorf("eval: metaoptnet: SVM dual diverged")
+		return nil, notFinite("the SVM dual diverged", "eval: metaoptnet: SVM dual diverged")
 	}
 	for k := range free {
 		bound := 0.0
@@ -340,7 +340,7 @@ func (h svmHead) apply(s []float64, ys []int, q []float64, d, m int) ([]float64,
 	kt := K.RawMatrix().Data
 	for _, v := range kt {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, nil, fmt.Errorf("eval: metaoptnet: support Gram matrix holds %v", v)
+			return nil, nil, notFinite(fmt.Sprintf("the support Gram matrix of the SVM holds %v", v), "eval: metaoptnet: support Gram matrix holds %v", v)
 		}
 	}
 	sol, err := solveSVM(kt, ys, m, h.c)
