@@ -89,7 +89,11 @@ func (s FetchSet) String() string {
 // FetchSets returns the built-in table of downloadable data sets.
 //
 // MNIST comes from the well-known mirror that torchvision uses, with
-// LeCun's own site as the fallback.
+// LeCun's own site as the fallback. Its t10k pair is fetched before the
+// train pair: a get that stops part-way then leaves either no complete
+// split or the t10k split the reader reads by default — never the train
+// split alone, which the reader's default would take for the data set
+// (60,000 training images instead of the 10,000 test images).
 //
 // Checksums: MNIST's four md5s are the published ones (also in
 // torchvision); the CIFAR-10 binary tarball md5 is published on the CIFAR
@@ -107,10 +111,10 @@ func FetchSets() []FetchSet {
 	return []FetchSet{
 		{Name: "mnist", About: "MNIST handwritten digits, IDX files (gzip), 60,000 + 10,000 images",
 			Files: []FetchFile{
-				{URL: lecun + "train-images-idx3-ubyte.gz", MD5: "f68b3c2dcbeaaa9fbdd348bbdeb94873", Alt: []string{yann + "train-images-idx3-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/train-images-idx3-ubyte.gz"},
-				{URL: lecun + "train-labels-idx1-ubyte.gz", MD5: "d53e105ee54ea40749a09fcbcd1e9432", Alt: []string{yann + "train-labels-idx1-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/train-labels-idx1-ubyte.gz"},
 				{URL: lecun + "t10k-images-idx3-ubyte.gz", MD5: "9fb629c4189551a2d022fa330f9573f3", Alt: []string{yann + "t10k-images-idx3-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/t10k-images-idx3-ubyte.gz"},
 				{URL: lecun + "t10k-labels-idx1-ubyte.gz", MD5: "ec29112dd5afa0611ce80d1b7f02629c", Alt: []string{yann + "t10k-labels-idx1-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/t10k-labels-idx1-ubyte.gz"},
+				{URL: lecun + "train-images-idx3-ubyte.gz", MD5: "f68b3c2dcbeaaa9fbdd348bbdeb94873", Alt: []string{yann + "train-images-idx3-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/train-images-idx3-ubyte.gz"},
+				{URL: lecun + "train-labels-idx1-ubyte.gz", MD5: "d53e105ee54ea40749a09fcbcd1e9432", Alt: []string{yann + "train-labels-idx1-ubyte.gz"}, SumSource: mnistSrc, Dest: "mnist/train-labels-idx1-ubyte.gz"},
 			},
 			Check: checkFiles(knownFiles["mnist"]),
 		},

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -41,6 +42,7 @@ type mirror struct {
 	noRange bool
 	etags   map[string]string // ETag sent for a path, if any
 	ranges  []string          // Range headers seen, in order
+	paths   []string          // URL paths requested, in order
 	gets    int
 	srv     *httptest.Server
 }
@@ -57,6 +59,7 @@ func (m *mirror) serve(w http.ResponseWriter, r *http.Request) {
 	data, ok := m.files[r.URL.Path]
 	rng := r.Header.Get("Range")
 	m.ranges = append(m.ranges, rng)
+	m.paths = append(m.paths, r.URL.Path)
 	m.gets++
 	cut := m.cuts[r.URL.Path] > 0 && (rng == "" || m.noRange)
 	if cut {
@@ -144,7 +147,7 @@ func TestFetchRealFilesThroughMirror(t *testing.T) {
 	// The MNIST test files against the published md5s (the training files
 	// are not in the shared data, so only these two entries are served).
 	mn, _ := LookupFetchSet("mnist")
-	mn.Files, mn.Check = mn.Files[2:], nil
+	mn.Files, mn.Check = slices.DeleteFunc(mn.Files, func(f FetchFile) bool { return !strings.HasPrefix(f.Name(), "t10k-") }), nil
 	if err := Fetch(context.Background(), mn, opts); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -153,6 +156,63 @@ func TestFetchRealFilesThroughMirror(t *testing.T) {
 		t.Fatalf("fetched MNIST: %v", err)
 	}
 	noLeftovers(t, dir)
+}
+
+// TestFetchMNISTTestSplitFirst: a get of MNIST fetches the t10k pair
+// before the train pair, so that a get that stops part-way never leaves a
+// folder holding the training split alone — which the reader's default
+// would read (60,000 training images) where a complete folder gives the
+// 10,000 test images. Here the mirror has the real t10k files but no
+// train-* files: the get fails on the first train file, and what it leaves
+// reads as the complete set would (the t10k split). A mirror without the
+// t10k files fails the get before any train-* request. The train pair used
+// to be fetched first: its failure left nothing, and a failure of the
+// t10k pair after it left the train split alone.
+func TestFetchMNISTTestSplitFirst(t *testing.T) {
+	data, err := datadir.Require()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mn, _ := LookupFetchSet("mnist")
+	var names []string
+	for _, f := range mn.Files {
+		names = append(names, f.Name())
+	}
+	if want := []string{"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"}; !slices.Equal(names, want) {
+		t.Errorf("mnist files in the order %v, want %v", names, want)
+	}
+
+	m := newMirror(t)
+	for _, n := range []string{"t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"} {
+		b, err := os.ReadFile(filepath.Join(data, "mnist", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.files["/mnist/"+n] = b
+	}
+	dir := t.TempDir()
+	err = Fetch(context.Background(), mn, FetchOptions{Dir: dir, BaseURL: m.srv.URL, Retries: -1})
+	if err == nil || !strings.Contains(err.Error(), "train-images-idx3-ubyte.gz") {
+		t.Fatalf("get with the train files missing upstream: %v, want a failure naming train-images-idx3-ubyte.gz", err)
+	}
+	if want := []string{"/mnist/t10k-images-idx3-ubyte.gz", "/mnist/t10k-labels-idx1-ubyte.gz", "/mnist/train-images-idx3-ubyte.gz"}; !slices.Equal(m.paths, want) {
+		t.Fatalf("requests %v, want %v", m.paths, want)
+	}
+	d, err := Load("mnist", filepath.Join(dir, "mnist"), Options{})
+	if err != nil || d.Len() != 10000 || d.Files[0] != "t10k-images-idx3-ubyte.gz:0" {
+		t.Fatalf("the folder a failed get left: %v, want the 10,000 t10k images", err)
+	}
+
+	// No t10k files upstream: nothing of the train split is asked for.
+	empty := newMirror(t)
+	if err := Fetch(context.Background(), mn, FetchOptions{Dir: t.TempDir(), BaseURL: empty.srv.URL, Retries: -1}); err == nil {
+		t.Fatal("get from an empty mirror: no error")
+	}
+	for _, p := range empty.paths {
+		if strings.Contains(p, "train-") {
+			t.Fatalf("requests %v: a train file was asked for after the t10k pair failed", empty.paths)
+		}
+	}
 }
 
 func TestFetchChecksumMismatch(t *testing.T) {
