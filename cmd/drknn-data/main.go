@@ -1,8 +1,9 @@
 // Command drknn-data downloads the data sets of the experiments into the
 // layout the datasets readers read (datasets.Fetch) and verifies what is
 // there (datasets.Verify). A download that receives nothing for
-// datasets.DefaultIdleTimeout (60 s) is abandoned as stalled and retried
-// like a cut connection; a slow one has no overall time limit. Exit
+// -idle-timeout (datasets.DefaultIdleTimeout, 60 s, by default) is
+// abandoned as stalled and retried like a cut connection; a slow one has
+// no overall time limit. Exit
 // status: 0 success, 1 failure, 2 bad usage, 130 interrupted (Ctrl-C or
 // SIGTERM).
 package main
@@ -20,7 +21,7 @@ import (
 )
 
 const usage = `usage:
-  drknn-data get NAME... [-dir DIR] [-base-url URL] [-retries N] [-keep-archives]
+  drknn-data get NAME... [-dir DIR] [-base-url URL] [-retries N] [-idle-timeout DURATION] [-keep-archives]
   drknn-data verify [-dir DIR]
   drknn-data list
 
@@ -28,9 +29,10 @@ NAME is mnist, cifar10, omniglot, lung-cancer, covid-ct or all.
 DIR defaults to $DRKNN_DATA, else ../shared/data beside the module root.
 -base-url fetches file F of set S from URL/S/F instead of upstream (URL: an
 http:// or https:// address with a host, no query or fragment).
-A download that receives nothing for 60 s is abandoned as stalled and
-retried like a cut connection (-retries), resuming from the bytes kept; a
-slow one has no time limit while bytes arrive.
+A download that receives nothing for -idle-timeout (a Go duration: 90s,
+5m; 0 = the default, 60s) is abandoned as stalled and retried like a cut
+connection (-retries), resuming from the bytes kept; a slow one has no
+time limit while bytes arrive.
 verify checks what is in DIR and, when DIR/MD5SUMS is present, every file it
 lists and that it lists every file of the sets present; exit 1 on a mismatch,
 a file missing from MD5SUMS, or when DIR holds no data set.
@@ -63,6 +65,7 @@ func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	if cmd == "get" {
 		fs.StringVar(&opts.BaseURL, "base-url", "", "fetch from this base URL instead of upstream")
 		fs.IntVar(&opts.Retries, "retries", 3, "further attempts after a cut connection")
+		fs.DurationVar(&opts.IdleTimeout, "idle-timeout", 0, "abandon a download that receives nothing for this long (0 = 60s)")
 		fs.BoolVar(&opts.KeepArchives, "keep-archives", false, "keep downloaded archives after extracting")
 	}
 	var names []string // flags may come before, between or after the names
@@ -102,6 +105,8 @@ func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 		return nil
 	case opts.Retries < 0:
 		return bad("get: -retries %d must be ≥ 0", opts.Retries)
+	case opts.IdleTimeout < 0:
+		return bad("get: -idle-timeout %v must be ≥ 0 (0 = the default, %gs)", opts.IdleTimeout, datasets.DefaultIdleTimeout.Seconds())
 	case opts.BaseURL != "" && datasets.CheckBaseURL(opts.BaseURL) != nil:
 		return bad("get: -base-url %q: %v", opts.BaseURL, datasets.CheckBaseURL(opts.BaseURL))
 	case opts.Retries == 0:

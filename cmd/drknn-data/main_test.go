@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/drknn/drknn/cmd/internal/cli"
 	"github.com/drknn/drknn/internal/datadir"
@@ -206,5 +208,78 @@ func TestFailedGetLeavesNothing(t *testing.T) {
 	}
 	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("failed get left %s behind", dir)
+	}
+}
+
+// TestIdleTimeoutFlag: -idle-timeout sets how long a download may receive
+// nothing before it is abandoned as stalled (datasets.FetchOptions.
+// IdleTimeout). Against a server that sends the headers and then nothing,
+// a get with -idle-timeout 100ms -retries 0 fails well within the 60 s
+// default: exit 1, one line naming the address and saying it stalled for
+// 100ms. A negative value is bad usage (exit 2, one line naming the flag
+// and the value, before any request); 0 is the default and a get with it
+// works. There was no such flag: the 60 s could not be changed.
+func TestIdleTimeoutFlag(t *testing.T) {
+	lungPath, err := datadir.Require("lung-cancer", "lung-cancer.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lung, err := os.ReadFile(lungPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := 0
+	var mu sync.Mutex
+	release := make(chan struct{})
+	stall := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		w.Header().Set("Content-Length", fmt.Sprint(len(lung)))
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		select { // nothing more until the client goes away
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer stall.Close()
+	defer close(release) // runs first: lets the handler end
+
+	start := time.Now()
+	code, _, errOut := runCmd("get", "lung-cancer", "-dir", t.TempDir(), "-base-url", stall.URL, "-retries", "0", "-idle-timeout", "100ms")
+	took := time.Since(start)
+	t.Logf("after %v: exit %d, %q", took, code, errOut)
+	if code != 1 || took > 10*time.Second || strings.Count(errOut, "\n") != 1 ||
+		!strings.Contains(errOut, stall.URL+"/lung-cancer/lung-cancer.data") || !strings.Contains(errOut, "stalled") || !strings.Contains(errOut, "100ms") {
+		t.Fatalf("get from a stalling server with -idle-timeout 100ms: exit %d after %v, stderr %q; want exit 1 at once and one line naming the address and saying it stalled for 100ms", code, took, errOut)
+	}
+
+	mu.Lock()
+	requests = 0
+	mu.Unlock()
+	for _, v := range []string{"-1s", "-1ns"} {
+		dir := filepath.Join(t.TempDir(), "data")
+		code, out, errOut := runCmd("get", "lung-cancer", "-dir", dir, "-base-url", stall.URL, "-idle-timeout", v)
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "-idle-timeout "+v) {
+			t.Errorf("-idle-timeout %s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming -idle-timeout and %s", v, code, out, errOut, v)
+		}
+		if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("-idle-timeout %s: %s was created", v, dir)
+		}
+	}
+	if code, _, errOut := runCmd("get", "lung-cancer", "-idle-timeout", "soon"); code != 2 || !strings.Contains(errOut, "-idle-timeout") {
+		t.Errorf("-idle-timeout soon: exit %d, stderr %q; want exit 2 naming the flag", code, errOut)
+	}
+	mu.Lock()
+	if requests != 0 {
+		t.Errorf("%d requests made with a bad -idle-timeout", requests)
+	}
+	mu.Unlock()
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(lung) }))
+	defer srv.Close()
+	if code, out, errOut := runCmd("get", "lung-cancer", "-dir", t.TempDir(), "-base-url", srv.URL, "-idle-timeout", "0"); code != 0 || !strings.Contains(out, "lung-cancer: done") {
+		t.Errorf("-idle-timeout 0: exit %d\n%s%s", code, out, errOut)
 	}
 }
