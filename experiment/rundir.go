@@ -101,26 +101,79 @@ func RemoveTemps(dir string) (int, error) {
 // root — is never checked): the data folder itself, or data inside one of
 // the outputs a run writes and -force removes (runEntries: a split image
 // folder's train/ is one), or a run folder inside the data folder (its
-// outputs would be read back as data — a class folder "runs", say). One
-// line naming both paths, wrapping ErrRunDirInUse.
+// outputs would be read back as data — a class folder "runs", say). Both
+// paths are compared resolved (resolvePath: symbolic links followed, a
+// folder not made yet by its nearest existing parent), so a link to the
+// data folder, or to a folder above it, is no way past the check. One line
+// naming both paths, wrapping ErrRunDirInUse.
 func CheckRunDirData(dir, dataDir string) error {
 	if strings.TrimSpace(dataDir) == "" {
 		return nil
 	}
-	out, err1 := filepath.Abs(dir)
-	data, err2 := filepath.Abs(dataDir)
+	out, err1 := resolvePath(dir)
+	data, err2 := resolvePath(dataDir)
 	if err1 != nil || err2 != nil {
 		return nil // no working directory: nothing to compare (the run reports its own error)
 	}
 	if rel, err := filepath.Rel(out, data); err == nil && (rel == "." || runEntryPath(rel)) {
 		return fmt.Errorf("%w: -out %s would hold its run outputs where data_dir %s is (-force removes %s); choose an -out outside the data", ErrRunDirInUse, dir, dataDir, strings.Join(runEntries, ", "))
 	}
-	if st, err := os.Stat(data); err == nil && st.IsDir() {
-		if rel, err := filepath.Rel(data, out); err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return fmt.Errorf("%w: -out %s is inside data_dir %s, whose reader would take the run's outputs for data; choose an -out outside it", ErrRunDirInUse, dir, dataDir)
-		}
+	if st, err := os.Stat(data); err == nil && st.IsDir() && within(data, out) {
+		return fmt.Errorf("%w: -out %s is inside data_dir %s, whose reader would take the run's outputs for data; choose an -out outside it", ErrRunDirInUse, dir, dataDir)
 	}
 	return nil
+}
+
+// checkTableData refuses a table folder dir that overlaps a cell's data
+// (dataDir; "" is never checked): data anywhere inside the table folder
+// (a cell's folder is removed whole when the cell runs afresh) or the
+// table folder inside the data folder. Paths are compared resolved, as in
+// CheckRunDirData; one line naming both, an ErrConfig.
+func checkTableData(dir, dataDir string) error {
+	if strings.TrimSpace(dataDir) == "" {
+		return nil
+	}
+	out, err1 := resolvePath(dir)
+	data, err2 := resolvePath(dataDir)
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	if out == data || within(out, data) {
+		return configErr(fmt.Errorf("%w: data_dir %s is inside the table folder -out %s, whose cell folders a run replaces; choose an -out outside the data", ErrRunDirInUse, dataDir, dir))
+	}
+	if within(data, out) {
+		return configErr(fmt.Errorf("%w: -out %s is inside data_dir %s, whose reader would take the table's outputs for data; choose an -out outside it", ErrRunDirInUse, dir, dataDir))
+	}
+	return nil
+}
+
+// within reports whether the clean absolute path p lies strictly inside
+// the folder dir.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolvePath is p absolute, with its symbolic links resolved: of a path
+// that does not exist (yet), its nearest existing parent is resolved and
+// the rest appended.
+func resolvePath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for d := abs; ; {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+		d = parent
+	}
 }
 
 // runEntryPath reports whether rel, a path relative to a run folder, lies

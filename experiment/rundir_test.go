@@ -288,3 +288,48 @@ func TestCheckRunDirData(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckRunDirDataLinks: the check compares resolved paths, so a
+// symbolic link to the data folder (as -out or as data_dir), or a link to a
+// folder above it, does not get past it — -force would otherwise remove the
+// data's train/ through the link, and a run would write its outputs into
+// an .npy data folder.
+func TestCheckRunDirDataLinks(t *testing.T) {
+	root := t.TempDir()
+	photos := filepath.Join(root, "photos") // a split image folder
+	npys := filepath.Join(root, "npys")     // an .npy data folder
+	for _, d := range []string{filepath.Join(photos, "train", "cat"), filepath.Join(photos, "test", "cat"), npys} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(name, target string) string {
+		p := filepath.Join(root, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	photosLink := link("photoslink", "photos") // relative, as `ln -s photos photoslink`
+	npysLink := link("npyslink", npys)
+	rootLink := link("rootlink", root)
+	for _, c := range []struct {
+		out, data string
+		refused   bool
+	}{
+		{photosLink, photos, true},                                      // -out a link to the data folder
+		{photos, photosLink, true},                                      // data_dir a link to -out
+		{npysLink, npys, true},                                          // outputs into the data folder
+		{npys, npysLink, true},                                          // likewise, the other way
+		{filepath.Join(photosLink, "runs"), photos, true},               // inside the data, through a link
+		{filepath.Join(photosLink, "runs", "new"), photos, true},        // likewise, not there yet
+		{filepath.Join(rootLink, "photos", "train", "x"), photos, true}, // through a link above
+		{filepath.Join(rootLink, "runs"), photosLink, false},            // beside the data
+		{filepath.Join(root, "runs"), npysLink, false},
+	} {
+		err := CheckRunDirData(c.out, c.data)
+		if got := err != nil; got != c.refused || (err != nil && (!errors.Is(err, ErrRunDirInUse) || strings.Contains(err.Error(), "\n"))) {
+			t.Errorf("-out %s, data_dir %s: %v, want refused %v", c.out, c.data, err, c.refused)
+		}
+	}
+}

@@ -192,6 +192,9 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		if err == nil {
 			err = tableProtocol(path, cfg)
 		}
+		if err == nil {
+			err = checkTableData(opts.OutDir, cfg.DataDir)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 		}

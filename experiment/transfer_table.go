@@ -139,6 +139,9 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 		}
 		sets = append(sets, opts.Sets...)
 		cfg, err := LoadConfig(path, sets)
+		if err == nil {
+			err = checkTableData(opts.OutDir, cfg.DataDir)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
 		}
