@@ -10,11 +10,15 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/drknn/drknn/internal/atomicfile"
 )
 
 // Folder checks that the folder path is to be written in exists and is a
-// folder, and that path is not itself a folder: otherwise the write fails
-// only at the end, naming its hidden temporary file. The messages are
+// folder, and that path is not itself a folder, nor anything else that is
+// not a regular file (atomicfile.Check: a device, a named pipe, a socket):
+// otherwise the write fails only at the end, naming its hidden temporary
+// file, or replaces the device. The messages are
 // "PATH: the folder DIR does not exist", "PATH: DIR is not a folder" and
 // "PATH is a folder; want a file name".
 func Folder(path string) error {
@@ -31,7 +35,8 @@ func Folder(path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return fmt.Errorf("%s is a folder; want a file name", path)
 	}
-	return nil
+	// a device, named pipe or socket: the rename would replace it
+	return atomicfile.Check(path)
 }
 
 // Named is a path as the user gave it, with the flag that gave it

@@ -526,6 +526,8 @@ func checkOutputs(outs, ins []flagPath) error {
 		switch {
 		case err == nil && fi.IsDir():
 			return inputf("%s %s is a folder; want a file name", o.flag, o.path)
+		case atomicfile.Check(o.path) != nil: // a device, named pipe, socket
+			return inputf("%s %w", o.flag, atomicfile.Check(o.path))
 		case err == nil:
 			k.info = fi
 		case errors.Is(err, fs.ErrNotExist):
@@ -594,7 +596,7 @@ func writeOutputs(outs []output) (err error) {
 		tmps = append(tmps, t)
 	}
 	for k, o := range outs {
-		if err := os.Rename(tmps[k], o.path); err != nil {
+		if err := atomicfile.Rename(tmps[k], o.path); err != nil {
 			msg := "nothing written"
 			for _, done := range outs[:k] {
 				os.Remove(done.path)
