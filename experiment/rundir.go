@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -226,4 +227,130 @@ func InterruptedNote(dir string) string {
 		return fmt.Sprintf("checkpoints kept in %s; continue with -resume", strings.Join(kept, ", "))
 	}
 	return fmt.Sprintf("checkpoints kept in %s, finished cross-validation fits in %s; continue with -resume", strings.Join(kept, ", "), cv[0])
+}
+
+// ReplacedDir is the folder, inside a run folder, where -force keeps the
+// run it replaces (ReplaceRunDir) until the new run has finished.
+const ReplacedDir = ".replaced-run"
+
+// Replaced is a finished (or stopped) run that -force set aside in its run
+// folder's ReplacedDir while a new run is made in its place: Settle puts
+// it back if the new run fails, and deletes it once the new run has
+// finished.
+type Replaced struct {
+	dir     string // the run folder
+	aside   string // dir/ReplacedDir, "" when nothing was set aside
+	restore bool   // -force: a new run that fails gives the earlier run back
+}
+
+// Aside is the folder that holds the earlier run ("" when none).
+func (r *Replaced) Aside() string { return r.aside }
+
+// ReplaceRunDir is -force: it moves the run outputs (runEntries) of dir
+// into dir/ReplacedDir, so that the new run starts from a folder without
+// them while nothing of the earlier run is lost before the new one has
+// finished; other files are left where they are. A ReplacedDir already
+// there is from a -force run that was stopped (Ctrl-C, or a kill): it is
+// kept — the run it holds is the one still to be replaced — and what the
+// stopped run left is removed, unless the stopped run had finished
+// (results.json): then it is that run which is set aside. A missing or
+// empty dir has nothing to set aside.
+func ReplaceRunDir(dir string) (*Replaced, error) {
+	r := &Replaced{dir: dir, restore: true}
+	if _, err := os.ReadDir(dir); errors.Is(err, fs.ErrNotExist) {
+		return r, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("run folder: %w", err)
+	}
+	aside := filepath.Join(dir, ReplacedDir)
+	_, err := os.Lstat(aside)
+	hasAside := err == nil
+	if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil && hasAside {
+		if err := os.RemoveAll(aside); err != nil {
+			return nil, fmt.Errorf("run folder: %w", err)
+		}
+		hasAside = false
+	}
+	if hasAside {
+		for _, name := range runEntries {
+			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+				return nil, fmt.Errorf("run folder: %w", err)
+			}
+		}
+		r.aside = aside
+		return r, nil
+	}
+	var moved []string
+	for _, name := range runEntries {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
+			continue
+		}
+		if moved == nil {
+			if err := os.Mkdir(aside, 0o755); err != nil {
+				return nil, fmt.Errorf("run folder: setting the earlier run aside: %w", err)
+			}
+		}
+		if err := os.Rename(filepath.Join(dir, name), filepath.Join(aside, name)); err != nil {
+			for _, m := range moved { // put back what was moved: the folder as it was
+				os.Rename(filepath.Join(aside, m), filepath.Join(dir, m))
+			}
+			os.Remove(aside)
+			return nil, fmt.Errorf("run folder: setting the earlier run aside: %w", err)
+		}
+		moved = append(moved, name)
+	}
+	if moved != nil {
+		r.aside = aside
+	}
+	return r, nil
+}
+
+// ResumedRunDir is the Replaced of a run -resume continues in dir: the
+// run a stopped -force run replaces, when there is one, which Settle
+// deletes once the resumed run has finished (and keeps otherwise).
+func ResumedRunDir(dir string) *Replaced {
+	r := &Replaced{dir: dir}
+	if st, err := os.Lstat(filepath.Join(dir, ReplacedDir)); err == nil && st.IsDir() {
+		r.aside = filepath.Join(dir, ReplacedDir)
+	}
+	return r
+}
+
+// Settle ends the replacement after the new run returned runErr: a run
+// that finished (nil) deletes the earlier run; a stopped one (context
+// cancelled) keeps it aside, for -resume; a -force run that failed is
+// removed (its run outputs) and the earlier run put back. The error
+// returned is runErr with what became of the earlier run, or an error of
+// the settling itself.
+func (r *Replaced) Settle(runErr error) error {
+	if r == nil || r.aside == "" {
+		return runErr
+	}
+	switch {
+	case runErr == nil:
+		if err := os.RemoveAll(r.aside); err != nil {
+			return fmt.Errorf("run folder: removing the replaced run: %w", err)
+		}
+		return nil
+	case errors.Is(runErr, context.Canceled) || !r.restore:
+		return fmt.Errorf("%w; the run this one replaces is kept in %s until it finishes", runErr, r.aside)
+	}
+	for _, name := range runEntries {
+		if err := os.RemoveAll(filepath.Join(r.dir, name)); err != nil {
+			return fmt.Errorf("%w; restoring the earlier run from %s: %w", runErr, r.aside, err)
+		}
+	}
+	ents, err := os.ReadDir(r.aside)
+	for _, e := range ents {
+		if err == nil {
+			err = os.Rename(filepath.Join(r.aside, e.Name()), filepath.Join(r.dir, e.Name()))
+		}
+	}
+	if err == nil {
+		err = os.Remove(r.aside)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; restoring the earlier run from %s: %w", runErr, r.aside, err)
+	}
+	return fmt.Errorf("%w; the earlier run in %s is restored (-force replaces it only when the new run finishes)", runErr, r.dir)
 }

@@ -247,11 +247,14 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 				continue
 			}
 		}
+		// A cell run afresh starts without the run outputs of an earlier
+		// run of it (repeats, exports, log: after -force nothing of it
+		// stays beside the new one); they are set aside until the new run
+		// has finished, and put back if it fails (ReplaceRunDir).
+		replaced := ResumedRunDir(dir)
 		if !opts.Resume {
-			// a cell run afresh starts from an empty folder: after -force
-			// nothing of an earlier run of it (repeats, exports, log) stays
-			// beside the new one
-			if err := os.RemoveAll(dir); err != nil {
+			var err error
+			if replaced, err = ReplaceRunDir(dir); err != nil {
 				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 			}
 		}
@@ -260,6 +263,7 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		if err == nil && res == nil {
 			err = errors.New("no results and no error (a bug: the cell would pass for skipped)")
 		}
+		err = replaced.Settle(err)
 		if err != nil && ctx.Err() != nil {
 			return nil, fmt.Errorf("table: cell %s: %w", o.Name, err) // interrupted: no table
 		}

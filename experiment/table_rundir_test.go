@@ -3,6 +3,7 @@ package experiment
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,77 @@ func TestTableDataInsideOut(t *testing.T) {
 		if got, err := os.ReadFile(file); err != nil || !bytes.Equal(got, want) {
 			t.Fatalf("-out %s, data_dir %s: the data file changed (%v)", c.out, c.data, err)
 		}
+	}
+}
+
+// snapshotFiles is every file under dir by its path relative to dir.
+func snapshotFiles(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[rel] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestTableForceKeepsFailedCell: a table run again over an earlier one
+// (-force) whose cell now fails as a whole leaves that cell's earlier run
+// in its folder byte for byte (the failure says it was restored); a cell
+// that succeeds replaces it with nothing of the earlier run aside.
+func TestTableForceKeepsFailedCell(t *testing.T) {
+	data, err := datadir.Require("lung-cancer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	sets := []string{"data_dir=" + data, "repeats=1", "queries=10", "eval.methods=[drknn]"}
+	opts := TableOptions{OutDir: out, Only: []string{"lung-cancer-3w5s"}, Quick: true, Sets: sets}
+	t.Cleanup(func() { failHook = nil })
+	if _, err := RunTable(t.Context(), opts); err != nil {
+		t.Fatal(err)
+	}
+	cell := filepath.Join(out, "cells", "lung-cancer-3w5s")
+	good := snapshotFiles(t, cell)
+	if good["results.json"] == nil {
+		t.Fatalf("no results.json in %s", cell)
+	}
+	failHook = func(r int, m string) error {
+		if m == "" {
+			return errors.New("repeat broke")
+		}
+		return nil
+	}
+	outs, err := RunTable(t.Context(), opts)
+	failHook = nil
+	if err != nil || len(outs) != 1 || outs[0].Failed == "" || !strings.Contains(outs[0].Failed, "restored") {
+		t.Fatalf("%v %+v", err, outs)
+	}
+	got := snapshotFiles(t, cell)
+	if len(got) != len(good) {
+		t.Fatalf("the failed cell's folder has %d files, the earlier run %d", len(got), len(good))
+	}
+	for p, b := range good {
+		if !bytes.Equal(got[p], b) {
+			t.Fatalf("%s changed by the failed run", p)
+		}
+	}
+	opts.Sets = append(sets, "seed=9")
+	if _, err := RunTable(t.Context(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(cell, ReplacedDir)); !os.IsNotExist(err) {
+		t.Fatalf("the earlier run kept aside after the cell finished: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cell, "results.json")); bytes.Equal(b, good["results.json"]) {
+		t.Fatal("the cell was not run again")
 	}
 }

@@ -12,7 +12,8 @@
 //
 // The run folder must be missing or empty: one that holds anything is
 // refused unless -resume (continue the run in it) or -force (replace its
-// run files). Stale temporaries of writes a kill interrupted are removed on
+// run files: they are set aside in DIR/.replaced-run and put back if the
+// new run fails, deleted once it finishes; experiment.ReplaceRunDir). Stale temporaries of writes a kill interrupted are removed on
 // start. Ctrl-C stops the run after the current training step of each
 // repeat, keeps the checkpoints and writes no results.json, and says where
 // they are (repeats/NN/ for episodes, train/<objective>/ for transfer, the
@@ -108,7 +109,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := experiment.CheckRunDirData(dir, cfg.DataDir); err != nil {
 		return cli.Usage(err)
 	}
-	if err := experiment.PrepareRunDir(dir, *resume, *force); err != nil {
+	// -force sets the earlier run aside until the new one has finished
+	replaced := experiment.ResumedRunDir(dir)
+	if *force {
+		replaced, err = experiment.ReplaceRunDir(dir)
+	} else {
+		err = experiment.PrepareRunDir(dir, *resume, false)
+	}
+	if err != nil {
 		return cli.Usage(err)
 	}
 	rep := &cli.Reporter{Bar: true}
@@ -117,7 +125,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := experiment.Run(ctx, cfg, experiment.Options{OutDir: dir, Resume: *resume, KeepCheckpoints: *keep, Observer: rep.Observe})
 	if errors.Is(err, context.Canceled) {
-		return fmt.Errorf("%w; %s", err, experiment.InterruptedNote(dir))
+		err = fmt.Errorf("%w; %s", err, experiment.InterruptedNote(dir))
+	}
+	err = replaced.Settle(err)
+	if errors.Is(err, context.Canceled) {
+		return err
 	}
 	if err == nil {
 		err = rep.Err()
