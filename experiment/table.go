@@ -237,6 +237,10 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 			}
 			res, err := finishedCell(dir, want)
+			if errors.Is(err, errDamagedCell) {
+				notify(damagedNote(o.Name, err))
+				res, err = nil, nil
+			}
 			if err != nil {
 				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 			}
@@ -356,11 +360,23 @@ func TableConfigs(opts TableOptions, transfer bool) (paths map[string]string, sh
 	return paths, false, nil
 }
 
+// errDamagedCell is wrapped by finishedCell's error for a results.json
+// that is not JSON (truncated, overwritten): the table runs the cell again
+// (damagedNote) rather than stopping.
+var errDamagedCell = errors.New("damaged results")
+
+// damagedNote is the log line of a cell run again because its results.json
+// is damaged (err wraps errDamagedCell).
+func damagedNote(cell string, err error) Message {
+	return Message{Text: fmt.Sprintf("cell %s: %s; running the cell again", cell, OneLine(err))}
+}
+
 // finishedCell reads the results.json of a cell's run folder when there is
 // one: nil when the cell has not finished, an ErrConfig when it was made
 // with another config than want (the config the run records: after
-// ForData for Table 1) — resuming must not mix settings in one table. The
-// worker count never changes results and is not compared.
+// ForData for Table 1) — resuming must not mix settings in one table —
+// and an error wrapping errDamagedCell, naming the file, when it is not
+// JSON. The worker count never changes results and is not compared.
 func finishedCell(dir string, want Config) (*Results, error) {
 	path := filepath.Join(dir, "results.json")
 	b, err := os.ReadFile(path)
@@ -372,7 +388,7 @@ func finishedCell(dir string, want Config) (*Results, error) {
 	}
 	var res Results
 	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%w: %s: %w", errDamagedCell, path, err)
 	}
 	got := res.Config
 	got.Workers, want.Workers = 0, 0

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -130,5 +131,60 @@ func TestTableForceKeepsFailedCell(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(cell, "results.json")); bytes.Equal(b, good["results.json"]) {
 		t.Fatal("the cell was not run again")
+	}
+}
+
+// TestTableResumeDamagedCell: -resume over a table one of whose cells has
+// a damaged results.json (truncated) no longer stops the table: the cell
+// is run again, with one message naming the file, and the other cells are
+// reused.
+func TestTableResumeDamagedCell(t *testing.T) {
+	data, err := datadir.Require("lung-cancer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	opts := TableOptions{OutDir: out, Only: []string{"lung-cancer"}, Quick: true,
+		Sets: []string{"data_dir=" + data, "repeats=1", "queries=10", "eval.methods=[drknn]"}}
+	first, err := RunTable(t.Context(), opts)
+	if err != nil || len(first) < 2 {
+		t.Fatalf("%v, %d cells", err, len(first))
+	}
+	damaged := filepath.Join(out, "cells", first[0].Name, "results.json")
+	if err := os.Truncate(damaged, 100); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	opts.Resume = true
+	opts.Observer = func(e Event) {
+		if m, ok := e.(Message); ok {
+			msgs = append(msgs, m.Text)
+		}
+	}
+	outs, err := RunTable(t.Context(), opts)
+	if err != nil || len(outs) != len(first) {
+		t.Fatalf("-resume with a damaged %s: %v", damaged, err)
+	}
+	if o := outs[0]; o.Reused || o.Results == nil || o.Failed != "" {
+		t.Fatalf("the damaged cell: %+v", o)
+	}
+	for _, o := range outs[1:] {
+		if !o.Reused {
+			t.Errorf("cell %s was not reused", o.Name)
+		}
+	}
+	n := 0
+	for _, m := range msgs {
+		if strings.Contains(m, damaged) && strings.Contains(m, "damaged") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d messages naming the damaged file: %q", n, msgs)
+	}
+	b, err := os.ReadFile(damaged)
+	var res Results
+	if err != nil || json.Unmarshal(b, &res) != nil {
+		t.Fatalf("results.json after the re-run: %v", err)
 	}
 }

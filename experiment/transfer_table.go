@@ -169,6 +169,10 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 		dir := filepath.Join(opts.OutDir, "cells", cell.Name())
 		if resume {
 			res, err := finishedCell(dir, cfg)
+			if errors.Is(err, errDamagedCell) {
+				notify(damagedNote(cell.Name(), err))
+				res, err = nil, nil
+			}
 			if err != nil {
 				return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
 			}

@@ -11,8 +11,10 @@
 //
 // Without -out the table goes to a new folder runs/table-YYYYMMDD-HHMMSS
 // (named on stderr); an -out that holds anything is refused unless -resume
-// (finished cells are reused, the others continue from their checkpoints)
-// or -force (every cell runs again, writing over the folder's files).
+// (finished cells are reused — one whose results.json is damaged runs
+// again, with a line naming it — the others continue from their checkpoints)
+// or -force (every cell runs again; a cell's earlier run is kept until its
+// new run has finished, and put back if the cell fails).
 // -only takes cell and data set names; an unknown one is an error that
 // lists them.
 //
@@ -97,9 +99,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef("-resume and -force exclude each other: -resume continues the table in %s, -force runs every cell again", dir)
 	}
 	// The same rule as drknn-train's run folder: a folder that holds
-	// anything needs -resume or -force.
-	if err := experiment.PrepareRunDir(dir, *resume, *force); err != nil {
-		return cli.Usage(err)
+	// anything needs -resume or -force. -force removes nothing up front:
+	// each cell's earlier run is replaced once its new run has finished
+	// (RunTable), table.md and table.csv when the table is written.
+	if !*force {
+		if err := experiment.PrepareRunDir(dir, *resume, false); err != nil {
+			return cli.Usage(err)
+		}
 	}
 	n, err := experiment.RemoveTemps(dir)
 	if err != nil {

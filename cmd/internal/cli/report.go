@@ -157,6 +157,11 @@ func (r *Reporter) Observe(e experiment.Event) {
 		}
 		r.val[e.Objective] = fmt.Sprintf(" val %.4f", e.Accuracy)
 	case experiment.Message:
+		if r.table != nil && r.file == nil {
+			// a table's note between cells (a damaged cell run again):
+			// no cell log is open
+			r.println("%s", e.Text)
+		}
 		line := time.Now().Format("15:04:05 ") + e.Text + "\n"
 		if r.file != nil {
 			if _, err := io.WriteString(r.file, line); err != nil {

@@ -52,3 +52,16 @@ func TestReporterCellLineWithoutPaperValue(t *testing.T) {
 		t.Errorf("cell lines:\n%s", out)
 	}
 }
+
+// A table's message between cells (a cell whose results.json is damaged
+// and runs again) has no cell log to go to: it is printed on the
+// terminal, once; a run's message goes to its log only.
+func TestReporterTableMessage(t *testing.T) {
+	var term bytes.Buffer
+	r := &Reporter{Term: &term}
+	r.Observe(experiment.TableStarted{Dir: t.TempDir()})
+	r.Observe(experiment.Message{Text: "cell x: damaged results: x/results.json: unexpected end of JSON input; running the cell again"})
+	if n := strings.Count(term.String(), "running the cell again"); n != 1 {
+		t.Fatalf("printed %d times:\n%s", n, term.String())
+	}
+}
