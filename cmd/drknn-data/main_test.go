@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -281,5 +282,31 @@ func TestIdleTimeoutFlag(t *testing.T) {
 	defer srv.Close()
 	if code, out, errOut := runCmd("get", "lung-cancer", "-dir", t.TempDir(), "-base-url", srv.URL, "-idle-timeout", "0"); code != 0 || !strings.Contains(out, "lung-cancer: done") {
 		t.Errorf("-idle-timeout 0: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+type fullWriter struct{}
+
+func (fullWriter) Write(p []byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestStdoutFull: list and verify to a full standard output (`>
+// /dev/full`) exit 1 with one line, as main runs them.
+func TestStdoutFull(t *testing.T) {
+	data, err := datadir.Require("lung-cancer", "lung-cancer.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "lung-cancer", "lung-cancer.data"), b)
+	for _, args := range [][]string{{"list"}, {"verify", "-dir", dir}} {
+		var se bytes.Buffer
+		code := cli.Exec(context.Background(), "drknn-data", run, args, fullWriter{}, &se)
+		if code != 1 || strings.Count(se.String(), "\n") != 1 || !strings.Contains(se.String(), "writing standard output: no space left on device") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, se.String())
+		}
 	}
 }

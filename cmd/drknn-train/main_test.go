@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/drknn/drknn/cmd/internal/cli"
@@ -312,5 +313,25 @@ func TestDivergedRunSaysSoOnce(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(log), "\n")
 	if n := strings.Count(log, cause); n != 2 || !strings.HasSuffix(lines[len(lines)-1], " failed: the run failed (all 2 repeats failed; each repeat's cause is logged above)") {
 		t.Fatalf("train.log: the cause %d times (want 2, one per repeat), last line %q:\n%s", n, lines[len(lines)-1], log)
+	}
+}
+
+type fullWriter struct{}
+
+func (fullWriter) Write(p []byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestStdoutFull: -list-configs and a run's summary to a full standard
+// output (`> /dev/full`) exit 1 with one line, as main runs them.
+func TestStdoutFull(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	for _, args := range [][]string{
+		{"-list-configs"},
+		{"-config", synthetic, "-set", "train.steps=2", "-set", "repeats=1", "-out", out, "-quiet"},
+	} {
+		var se bytes.Buffer
+		code := cli.Exec(t.Context(), "drknn-train", run, args, fullWriter{}, &se, experiment.ErrConfig)
+		if code != 1 || strings.Count(se.String(), "\n") != 1 || !strings.Contains(se.String(), "writing standard output: no space left on device") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, se.String())
+		}
 	}
 }

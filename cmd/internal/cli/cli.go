@@ -23,12 +23,12 @@ import (
 type Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // Main runs run with a context that SIGINT (Ctrl-C) and SIGTERM cancel and
-// exits with Report's status.
+// exits with Exec's status (a failed write to standard output is an error).
 func Main(name string, run Run, usage ...error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	code := Exec(ctx, name, run, os.Args[1:], os.Stdout, os.Stderr, usage...)
 	stop()
-	os.Exit(Report(os.Stderr, name, err, usage...))
+	os.Exit(code)
 }
 
 // Report prints err (unless nil or -help) as one line "name: message" on
