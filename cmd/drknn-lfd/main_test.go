@@ -522,6 +522,9 @@ func TestBadInput(t *testing.T) {
 		"block grad-p wrong shape":  base("-cost", cpath, "-block", "3", "-grad-p", gbad, "-grad-out", gout),
 		"block features NaN":        base("-features", xnanPath, "-block", "3"),
 		"block cost NaN":            base("-cost", cnanPath, "-block", "3"),
+		"block 1":                   base("-cost", cpath, "-block", "1"),
+		"tol 1":                     base("-cost", cpath, "-tol", "1"),
+		"tol 2":                     base("-cost", cpath, "-tol", "2"),
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -552,6 +555,34 @@ func TestBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSettingsAsConfig: -block and -tol take what the config takes for
+// eval.lfd_block (0 or ≥ 2) and train.tol ((0, 1)); a value outside is one
+// line naming the flag and the rule, exit 2.
+func TestSettingsAsConfig(t *testing.T) {
+	dir := t.TempDir()
+	const n, m = 6, 2
+	x, y := problem1D(t, 2, n, m)
+	cpath := writeF(t, filepath.Join(dir, "c.npy"), costs1D(x), n, n)
+	ypath := writeI(t, filepath.Join(dir, "y.npy"), y)
+	out := filepath.Join(dir, "out.npy")
+	for _, c := range []struct{ flag, value, want string }{
+		{"-block", "1", "-block 1: want 0 (the whole problem) or ≥ 2 points per block"},
+		{"-tol", "1", "-tol 1: want a value in (0, 1)"},
+		{"-tol", "2", "-tol 2: want a value in (0, 1)"},
+		{"-tol", "Inf", "-tol +Inf: want a value in (0, 1)"},
+	} {
+		code, _, se := runCmd(t, "-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", out, c.flag, c.value)
+		if code != 2 || strings.Count(se, "\n") != 1 || !strings.Contains(se, c.want) {
+			t.Errorf("%s %s: exit %d, stderr %q; want 2 and %q", c.flag, c.value, code, se, c.want)
+		}
+	}
+	for _, ok := range [][]string{{"-block", "2"}, {"-block", "0"}, {"-tol", "0.5"}} {
+		if code, _, se := runCmd(t, "-cost", cpath, "-labels", ypath, "-theta", "0.1", "-out", out, ok[0], ok[1]); code != 0 {
+			t.Errorf("%s %s: exit %d, %s", ok[0], ok[1], code, se)
+		}
 	}
 }
 

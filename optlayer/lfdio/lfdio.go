@@ -46,7 +46,7 @@ type Request struct {
 	LabelsPath   string    // labels 0…M−1 (.npy, any integer dtype: int8 … int64, uint8 … uint64)
 	Theta        []float64 // one radius, or one per class
 	Epsilon      float64   // ε of the regularised map and of the gradient (> 0, e.g. optlayer.DefaultEpsilon)
-	Tol          float64   // target certified relative gap (> 0, e.g. optlayer.DefaultTol)
+	Tol          float64   // target certified relative gap (in (0, 1), as train.tol; e.g. optlayer.DefaultTol)
 	MaxIter      int       // cap on sweeps + Newton steps (0: optlayer's default)
 	OutPath      string    // where P* goes (.npy, float64 M×n)
 	GradPPath    string    // upstream ∂L/∂P (.npy, float64 M×n), or ""
@@ -145,14 +145,16 @@ func (r *Request) check() (optlayer.Metric, error) {
 		return 0, inputf("-theta is required (one radius, or one per class separated by commas)")
 	case !(r.Epsilon > 0) || math.IsInf(r.Epsilon, 0):
 		return 0, inputf("-eps %v: want a finite value > 0", r.Epsilon)
-	case !(r.Tol > 0) || math.IsInf(r.Tol, 0):
-		return 0, inputf("-tol %v: want a finite value > 0", r.Tol)
+	case !(r.Tol > 0 && r.Tol < 1):
+		return 0, inputf("-tol %v: want a value in (0, 1), as the config's train.tol", r.Tol)
 	case r.MaxIter < 0:
 		return 0, inputf("-max-iter %d: want ≥ 0", r.MaxIter)
 	case r.Repeat < 0:
 		return 0, inputf("-repeat %d: want ≥ 0", r.Repeat)
-	case r.Block < 0:
-		return 0, inputf("-block %d: want ≥ 0 (0: the whole problem)", r.Block)
+	case r.Block < 0 || r.Block == 1:
+		// as the config's eval.lfd_block: blocks of one point transport
+		// nothing, and their certificate is vacuous
+		return 0, inputf("-block %d: want 0 (the whole problem) or ≥ 2 points per block, as the config's eval.lfd_block", r.Block)
 	case r.NoBlockBound && r.Block == 0:
 		return 0, inputf("-block-bound=false applies only with -block")
 	}
