@@ -32,13 +32,19 @@ http:// or https:// address with a host, no query or fragment).
 A download that receives nothing for -idle-timeout (a Go duration: 90s,
 5m; 0 = the default, 60s) is abandoned as stalled and retried like a cut
 connection (-retries), resuming from the bytes kept; a slow one has no
-time limit while bytes arrive.
+time limit while bytes arrive. -retries is 0…100 (default 3).
 verify checks what is in DIR and, when DIR/MD5SUMS is present, every file it
 lists and that it lists every file of the sets present; exit 1 on a mismatch,
 a file missing from MD5SUMS, or when DIR holds no data set.
 `
 
 func main() { cli.Main("drknn-data", run) }
+
+// maxRetries bounds -retries: a download that failed a hundred times in a
+// row (each retry resumes from the bytes kept, and a stall costs
+// -idle-timeout) will not succeed on the next try, and a mistyped count
+// (1000000000) must not hammer a server until the process is killed.
+const maxRetries = 100
 
 // run runs the command line args (without the program name), writing
 // listings, reports and progress to stdout.
@@ -64,7 +70,7 @@ func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs.StringVar(&opts.Dir, "dir", datadir.Dir(), "data folder")
 	if cmd == "get" {
 		fs.StringVar(&opts.BaseURL, "base-url", "", "fetch from this base URL instead of upstream")
-		fs.IntVar(&opts.Retries, "retries", 3, "further attempts after a cut connection")
+		fs.IntVar(&opts.Retries, "retries", 3, "further attempts after a cut connection (0…100)")
 		fs.DurationVar(&opts.IdleTimeout, "idle-timeout", 0, "abandon a download that receives nothing for this long (0 = 60s)")
 		fs.BoolVar(&opts.KeepArchives, "keep-archives", false, "keep downloaded archives after extracting")
 	}
@@ -103,8 +109,8 @@ func run(ctx context.Context, args []string, stdout, _ io.Writer) error {
 			return fmt.Errorf("verify: %s: some files are missing, different or not listed in MD5SUMS (see above)", opts.Dir)
 		}
 		return nil
-	case opts.Retries < 0:
-		return bad("get: -retries %d must be ≥ 0", opts.Retries)
+	case opts.Retries < 0 || opts.Retries > maxRetries:
+		return bad("get: -retries %d: want 0…%d", opts.Retries, maxRetries)
 	case opts.IdleTimeout < 0:
 		return bad("get: -idle-timeout %v must be ≥ 0 (0 = the default, %gs)", opts.IdleTimeout, datasets.DefaultIdleTimeout.Seconds())
 	case opts.BaseURL != "" && datasets.CheckBaseURL(opts.BaseURL) != nil:

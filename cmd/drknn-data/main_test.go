@@ -310,3 +310,43 @@ func TestStdoutFull(t *testing.T) {
 		}
 	}
 }
+
+// TestRetriesBounded: -retries above 100 is bad usage (one line naming the
+// flag, exit 2, before any request); a get retrying against a server that
+// always cuts the connection stops promptly when its context is cancelled
+// (Ctrl-C), exit 130, one line.
+func TestRetriesBounded(t *testing.T) {
+	requests := 0
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		w.Header().Set("Content-Length", "1000")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte("cut")) // then the connection closes short
+	}))
+	defer srv.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	for _, n := range []string{"101", "1000000000"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // the test fails, not hangs
+		var o, e bytes.Buffer
+		code := cli.Report(&e, "drknn-data", run(ctx, []string{"get", "lung-cancer", "-dir", dir, "-base-url", srv.URL, "-retries", n}, &o, &e))
+		cancel()
+		out, errOut := o.String(), e.String()
+		if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "-retries "+n) || !strings.Contains(errOut, "100") {
+			t.Errorf("-retries %s: exit %d, stdout %q, stderr %q; want exit 2 and one line naming -retries and its bound", n, code, out, errOut)
+		}
+	}
+	if requests != 0 {
+		t.Errorf("%d requests before the flag was refused", requests)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var o, e bytes.Buffer
+	start := time.Now()
+	code := cli.Report(&e, "drknn-data", run(ctx, []string{"get", "lung-cancer", "-dir", dir, "-base-url", srv.URL, "-retries", "100"}, &o, &e))
+	if d := time.Since(start); d > 5*time.Second || code == 0 || strings.Count(e.String(), "\n") != 1 {
+		t.Errorf("cancelled get: exit %d after %v, stderr %q", code, d, e.String())
+	}
+}
