@@ -40,7 +40,9 @@
 // float64 (huge values whose gradient fits are solved scaled down and
 // scaled back); a solve stopped by -max-iter before its gap reaches -tol exits 3
 // (gap on standard error, nothing written) unless -allow-uncertified.
-// Outputs are written to temporary names and renamed only when all are complete;
+// Outputs are written to temporary names and renamed only when all are complete
+// and the JSON summary is on standard output (a failed write there leaves the
+// files under the outputs' names as they were);
 // an output that is an input (through links too), an output folder that does not
 // exist or an output that is a folder is bad input, found before anything is read
 // (package lfdio). A radius ϑ_m > 0 below 2⁻⁵⁴ of class m's least positive cost
@@ -223,14 +225,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, onSize fu
 	if onSize != nil {
 		r.Sized = func(n int) { onSize(n, r.Repeat) }
 	}
-	sum, err := lfdio.Run(ctx, r)
-	if err != nil {
-		return err
+	// The summary goes out before the outputs are renamed into place: a
+	// standard output that fails (> /dev/full) leaves the files under
+	// their names as they were.
+	r.Report = func(sum *lfdio.Summary) error {
+		out, err := json.Marshal(sum)
+		if err != nil {
+			return err
+		}
+		if _, err = fmt.Fprintln(stdout, string(out)); err != nil {
+			return fmt.Errorf("writing the summary to standard output: %w (no output written)", err)
+		}
+		return nil
 	}
-	out, err := json.Marshal(sum)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(stdout, string(out))
+	_, err = lfdio.Run(ctx, r)
 	return err
 }

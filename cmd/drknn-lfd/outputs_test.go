@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -59,5 +61,44 @@ func TestOutputsAndTinyTheta(t *testing.T) {
 				t.Errorf("-theta %s %v: exit %d, %s%s; want 0 and objective = lower bound = M = %d", theta, extra, code, stdout, stderr, m)
 			}
 		}
+	}
+}
+
+type fullWriter struct{}
+
+func (fullWriter) Write(p []byte) (int, error) { return 0, syscall.ENOSPC }
+
+// TestStdoutFailsKeepsOutputs: when the summary cannot be written to
+// standard output (`> /dev/full`) the run exits 1 with one line and the
+// previous P.npy and -grad-out file are left as they were, byte for byte,
+// with no temporary file beside them — the outputs are renamed into place
+// only after the summary is out.
+func TestStdoutFailsKeepsOutputs(t *testing.T) {
+	dir := t.TempDir()
+	const n, m = 12, 3
+	x, y := problem1D(t, 3, n, m)
+	cpath := writeF(t, filepath.Join(dir, "C.npy"), costs1D(x), n, n)
+	ypath := writeI(t, filepath.Join(dir, "y.npy"), y)
+	gpath := writeF(t, filepath.Join(dir, "G.npy"), make([]float64, m*n), m, n)
+	outPath, gout := filepath.Join(dir, "P.npy"), filepath.Join(dir, "D.npy")
+	for _, p := range []string{outPath, gout} {
+		if err := os.WriteFile(p, []byte("previous "+p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.ReadDir(dir)
+	var se bytes.Buffer
+	err := run(context.Background(), []string{"-cost", cpath, "-labels", ypath, "-theta", "0.3", "-out", outPath,
+		"-grad-p", gpath, "-grad-out", gout}, fullWriter{}, &se, nil)
+	if code := report(err, &se); code != 1 || strings.Count(se.String(), "\n") != 1 || !strings.Contains(se.String(), "no space left on device") {
+		t.Fatalf("exit %d, stderr %q; want 1 and one line", code, se.String())
+	}
+	for _, p := range []string{outPath, gout} {
+		if b, _ := os.ReadFile(p); string(b) != "previous "+p {
+			t.Errorf("%s changed: %.40q", p, b)
+		}
+	}
+	if after, _ := os.ReadDir(dir); len(after) != len(before) {
+		t.Errorf("%d files in the folder after the run, %d before", len(after), len(before))
 	}
 }

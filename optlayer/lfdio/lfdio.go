@@ -75,6 +75,12 @@ type Request struct {
 	// NoBlockBound skips the whole problem's certificate of a blocked
 	// answer (optlayer.Settings.NoBlocksBound): lower_bound is then 1.
 	NoBlockBound bool
+
+	// Report, if not nil, is called with the summary once every output is
+	// complete under a temporary name and before any is renamed into place:
+	// an error from it (the summary could not be printed) fails the run
+	// with the outputs removed and the files under their names untouched.
+	Report func(*Summary) error
 	// Sized, if set, is called with n once the labels are read, before the
 	// costs or features (the command sets its garbage-collector policy
 	// there).
@@ -297,7 +303,13 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 	if grad != nil {
 		outs = append(outs, output{"-grad-out", r.GradOutPath, grad, []int{prob.N, gradCols}})
 	}
-	if err := writeOutputs(outs); err != nil {
+	report := func() error {
+		if r.Report == nil {
+			return nil
+		}
+		return r.Report(sum)
+	}
+	if err := writeOutputs(outs, report); err != nil {
 		return nil, err
 	}
 	return sum, nil
@@ -575,13 +587,13 @@ type output struct {
 }
 
 // writeOutputs writes every output to a temporary file in its folder and,
-// only when all are complete and synced, renames them into place in order.
-// On any failure before the renames no temporary file is left and no
-// output changed. If a later rename fails, the outputs already renamed are
+// only when all are complete and synced and before() succeeded, renames
+// them into place in order. On any failure before the renames (before's
+// included) no temporary file is left and no output changed. If a later rename fails, the outputs already renamed are
 // removed, so that no output of this run is left without its partner (an
 // earlier file under such a name has then been replaced and is gone; the
 // error says so).
-func writeOutputs(outs []output) (err error) {
+func writeOutputs(outs []output, before func() error) (err error) {
 	tmps := make([]string, 0, len(outs))
 	defer func() {
 		for _, t := range tmps {
@@ -596,6 +608,9 @@ func writeOutputs(outs []output) (err error) {
 			return fmt.Errorf("%s %s: %w (nothing written)", o.flag, o.path, err)
 		}
 		tmps = append(tmps, t)
+	}
+	if err := before(); err != nil {
+		return err
 	}
 	for k, o := range outs {
 		if err := atomicfile.Rename(tmps[k], o.path); err != nil {
