@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -168,21 +169,52 @@ func npyRows(xa *npy.Array, path string) error {
 	return nil
 }
 
+// NonFinite is a value of a sample that is not a finite float32, as the
+// file holds it (1e+300 in a float64 file, not the +Inf it rounds to), and
+// its index within the sample in the file's order ("3"; "(0, 1, 2)" for an
+// H×W×C image, which is transposed for the model).
+type NonFinite struct {
+	Index string
+	Value float64
+}
+
 // ReadNPYSamples reads a .npy file of n samples (n×…) exactly as ReadNPY
 // reads X.npy — uint8 pixels scaled to [0, 1], n×H×W as [1, H, W],
 // channels-last images transposed — for tools that classify new samples
 // with a model trained on NumPy data. NaN values are kept (missing values
 // for the caller to fill or refuse), and so are ±Inf (values beyond the
-// float32 range become ±Inf), for the caller to refuse sample by sample.
-func ReadNPYSamples(path string) (x []float32, n int, shape []int, err error) {
+// float32 range become ±Inf), for the caller to refuse sample by sample:
+// nonFinite[i] is sample i's first such value as the file holds it and
+// where it is; samples without one are not in it.
+func ReadNPYSamples(path string) (x []float32, n int, shape []int, nonFinite map[int]NonFinite, err error) {
 	xa, err := npy.Read(path)
 	if err != nil {
-		return nil, 0, nil, classify(err)
+		return nil, 0, nil, nil, classify(err)
 	}
 	if x, shape, _, err = npySamples(xa, path, false); err != nil {
-		return nil, 0, nil, err
+		return nil, 0, nil, nil, err
 	}
-	return x, xa.Shape[0], shape, nil
+	n = xa.Shape[0]
+	size := len(x) / n
+	for i := 0; i < n; i++ {
+		for j := i * size; j < (i+1)*size; j++ {
+			if !math.IsInf(float64(x[j]), 0) {
+				continue
+			}
+			// x may be transposed: find the value in the file's order
+			for k := i * size; k < (i+1)*size; k++ {
+				if f := xa.Float64(k); !math.IsNaN(f) && math.IsInf(float64(float32(f)), 0) {
+					if nonFinite == nil {
+						nonFinite = map[int]NonFinite{}
+					}
+					nonFinite[i] = NonFinite{npy.MultiIndex(k-i*size, xa.Shape[1:]), f}
+					break
+				}
+			}
+			break
+		}
+	}
+	return x, n, shape, nonFinite, nil
 }
 
 // readClassNames reads one class name a line (surrounding spaces trimmed;

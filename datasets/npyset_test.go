@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,8 +220,41 @@ func TestNPYBadInput(t *testing.T) {
 func TestReadNPYSamplesNoRows(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x0.npy")
 	writeTestFile(t, p, npyFile("<f4", []int{0, 3, 4}, nil))
-	_, _, _, err := ReadNPYSamples(p)
+	_, _, _, _, err := ReadNPYSamples(p)
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), p+" holds no rows (shape [0 3 4])") {
 		t.Fatalf("ReadNPYSamples of no rows: %v", err)
+	}
+}
+
+// TestReadNPYSamplesNonFinite: a sample holding a value that is not a
+// finite float32 is described as the file holds it — 1e+300 in a float64
+// file, not the +Inf it rounds to — at its index within the sample in the
+// file's own order (h, w, c of channels-last images, which are transposed
+// for the model).
+func TestReadNPYSamplesNonFinite(t *testing.T) {
+	dir := t.TempDir()
+	f64le := func(v ...float64) []byte {
+		var b []byte
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+		}
+		return b
+	}
+	// 2 samples of 2×2×3 (channels last): sample 1 holds 1e300 at (0, 1, 2)
+	vals := make([]float64, 24)
+	vals[12+1*3+2] = 1e300
+	p := filepath.Join(dir, "img.npy")
+	writeTestFile(t, p, npyFile("<f8", []int{2, 2, 2, 3}, f64le(vals...)))
+	_, _, shape, bad, err := ReadNPYSamples(p)
+	if err != nil || !slices.Equal(shape, []int{3, 2, 2}) {
+		t.Fatalf("shape %v, %v", shape, err)
+	}
+	if len(bad) != 1 || bad[1] != (NonFinite{"(0, 1, 2)", 1e300}) {
+		t.Fatalf("non-finite %v", bad)
+	}
+	p = filepath.Join(dir, "rows.npy")
+	writeTestFile(t, p, npyFile("<f8", []int{3, 2}, f64le(0, 1, 2, -1e39, math.Inf(1), 0)))
+	if _, _, _, bad, err = ReadNPYSamples(p); err != nil || len(bad) != 2 || bad[1] != (NonFinite{"1", -1e39}) || bad[2] != (NonFinite{"0", math.Inf(1)}) {
+		t.Fatalf("non-finite %v, %v", bad, err)
 	}
 }

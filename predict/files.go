@@ -471,7 +471,7 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, n, got, err := datasets.ReadNPYSamples(path)
+	x, n, got, nonFinite, err := datasets.ReadNPYSamples(path)
 	if err != nil {
 		// the reader names the file, and says "PATH holds no rows" for
 		// one of none, as the other inputs
@@ -490,11 +490,9 @@ func (m *Model) npySamples(path string) ([]sample, error) {
 	out := make([]sample, n)
 	for i := range out {
 		s := sample{name: fmt.Sprintf("%s:%d", path, i), x: x[i*size : (i+1)*size]}
-		for j, v := range s.x {
-			if math.IsInf(float64(v), 0) {
-				s.err = fmt.Errorf("%s row %d: value %d is not a finite float32 (%v)", path, i, j, v)
-				break
-			}
+		if bad, ok := nonFinite[i]; ok {
+			// as the file holds it (1e+300 in a float64 file), not +Inf
+			s.err = fmt.Errorf("%s row %d: value %s is not a finite float32 (%v in the file)", path, i, bad.Index, bad.Value)
 		}
 		if s.err != nil {
 			s.x = nil

@@ -384,4 +384,8 @@ func TestNPYInfiniteRowFailsAlone(t *testing.T) {
 		!strings.Contains(preds[1].Error, p+" row 1: value 0 is not a finite float32") || !strings.Contains(preds[2].Error, p+" row 2: value 1") {
 		t.Fatalf("predictions %+v", preds)
 	}
+	// the value as the file holds it, not its float32 rounding (+Inf)
+	if !strings.Contains(preds[1].Error, "1e+300") || strings.Contains(preds[1].Error, "+Inf") || !strings.Contains(preds[2].Error, "-Inf") {
+		t.Fatalf("errors %q, %q: want the values as read, 1e+300 and -Inf", preds[1].Error, preds[2].Error)
+	}
 }

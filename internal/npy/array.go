@@ -152,6 +152,14 @@ func (a *Array) Float32(rejectNonFinite bool) ([]float32, error) {
 	return out, nil
 }
 
+// Float64 returns element i (C order) as the file holds it, as a float64:
+// floats widened, integers converted (exactly up to 2^53).
+func (a *Array) Float64(i int) float64 { f, _, _ := a.at(i); return f }
+
+// MultiIndex formats flat C-order index i of an array of shape as a tuple,
+// "(2, 0, 1)" (a plain number for rank ≤ 1), as numpy indexes it.
+func MultiIndex(i int, shape []int) string { return multiIndex(i, shape) }
+
 // Int64 returns the elements of an integer array in C order. A float
 // array, or a uint64 element above the int64 range, is an error.
 func (a *Array) Int64() ([]int64, error) {
