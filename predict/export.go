@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/atomicfile"
@@ -343,6 +344,14 @@ func Load(dir string) (*Export, error) {
 		}
 		if net.Dim() != m.D {
 			return nil, fmt.Errorf("export: %s embeds to width %d, the training embeddings have %d", path, net.Dim(), m.D)
+		}
+		// Without a sha256 map nothing ties model.bin to this export: a
+		// foreign network would make every input "not fit the model".
+		if got, want := net.Config().InShape, man.Model.InShape; len(want) > 0 && !slices.Equal(got, want) {
+			return nil, fmt.Errorf("export %s is inconsistent: model.bin takes inputs of shape %v, manifest.json records %v (was model.bin copied from another run?)", dir, got, want)
+		}
+		if in := man.Input; in != nil && prod(in.Shape) != net.Config().InSize() {
+			return nil, fmt.Errorf("export %s is inconsistent: model.bin takes %d values a sample, manifest.json's input.shape %v holds %d (was model.bin copied from another run?)", dir, net.Config().InSize(), in.Shape, prod(in.Shape))
 		}
 		return net, nil
 	}
