@@ -6,6 +6,7 @@ package predict
 // solves the least-favourable distributions on it and returns a Model.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -212,7 +213,7 @@ func (e *Embedding) FitFolder(dir string, o SupportOptions) (*Model, error) {
 	}
 	// A model shell with the embedding's preprocessing reads the images.
 	shell := &Model{net: e.net, Settings: Settings{Dataset: e.Settings.Dataset, Input: e.Settings.Input}}
-	samples, err := shell.imageSamples(paths, o.Invert)
+	samples, err := shell.imageSamples(context.Background(), paths, o.Invert)
 	if err != nil {
 		return nil, err
 	}

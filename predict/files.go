@@ -2,6 +2,7 @@ package predict
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	_ "image/gif"  // registered for image.DecodeConfig: the formats the imagefolder reader decodes
@@ -105,6 +106,17 @@ type sample struct {
 // the whole input (a missing CSV column, samples of the wrong shape), which
 // wrap ErrInput where the input is at fault.
 func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
+	return m.PredictFilesContext(context.Background(), in, o)
+}
+
+// PredictFilesContext is PredictFiles stopped by ctx: the reading of the
+// inputs checks it between rows and images, the rest between its phases
+// (read, embed, classify); a cancelled run returns ctx's error and no
+// predictions.
+func (m *Model) PredictFilesContext(ctx context.Context, in Inputs, o Options) ([]Prediction, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := in.Check(); err != nil {
 		return nil, err
 	}
@@ -115,21 +127,24 @@ func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
 		return nil, err
 	}
 	if in.Embeddings != "" {
-		return m.predictEmbeddings(in.Embeddings, c)
+		return m.predictEmbeddings(ctx, in.Embeddings, c)
 	}
 	var samples []sample
 	switch {
 	case in.CSV != "":
-		samples, err = m.csvSamples(in.CSV)
+		samples, err = m.csvSamples(ctx, in.CSV)
 	case in.NPY != "":
 		samples, err = m.npySamples(in.NPY)
 	default:
-		samples, err = m.imageSamples(in.Images, in.Invert)
+		samples, err = m.imageSamples(ctx, in.Images, in.Invert)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return m.classifySamples(samples, c)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return m.classifySamples(ctx, samples, c)
 }
 
 // classifySamples embeds the samples that were read and classifies them
@@ -137,7 +152,7 @@ func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
 // finite after the model's standardisation (a huge value divided by a
 // small deviation overflows float32), or whose embedding is not finite,
 // fails alone, named.
-func (m *Model) classifySamples(samples []sample, c eval.Voter) ([]Prediction, error) {
+func (m *Model) classifySamples(ctx context.Context, samples []sample, c eval.Voter) ([]Prediction, error) {
 	out := make([]Prediction, len(samples))
 	var x []float32
 	var ok []int
@@ -184,6 +199,9 @@ func (m *Model) classifySamples(samples []sample, c eval.Voter) ([]Prediction, e
 	if err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	d := net.Dim()
 	var goodQ []float64
 	var names []string
@@ -202,6 +220,9 @@ func (m *Model) classifySamples(samples []sample, c eval.Voter) ([]Prediction, e
 	}
 	preds, err := m.classify(c, goodQ, len(ok), names)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	for j, i := range ok {
@@ -224,9 +245,12 @@ func nonFinite32(x []float32) int {
 // model's Classifier); a row with
 // a non-finite value fails alone, and a file of no rows is an ErrInput
 // error.
-func (m *Model) predictEmbeddings(path string, c eval.Voter) ([]Prediction, error) {
+func (m *Model) predictEmbeddings(ctx context.Context, path string, c eval.Voter) ([]Prediction, error) {
 	q, nq, d, err := npy.ReadMatrix(path, false)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if d != m.D {
@@ -256,6 +280,9 @@ func (m *Model) predictEmbeddings(path string, c eval.Voter) ([]Prediction, erro
 	}
 	preds, err := m.classify(c, good, len(ok), names)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	for j, i := range ok {
@@ -321,8 +348,12 @@ func missingCell(s string) bool {
 	return false
 }
 
+// csvCheckRows is how many CSV rows are read between checks of the
+// context: a few milliseconds of parsing.
+const csvCheckRows = 4096
+
 // csvSamples reads the rows of a CSV of feature rows (see Inputs.CSV).
-func (m *Model) csvSamples(path string) ([]sample, error) {
+func (m *Model) csvSamples(ctx context.Context, path string) ([]sample, error) {
 	shape, err := m.inputShape()
 	if err != nil {
 		return nil, err
@@ -340,12 +371,18 @@ func (m *Model) csvSamples(path string) ([]sample, error) {
 		return nil, err
 	}
 	defer file.Close()
-	return m.readCSVSamples(file, path, f, features)
+	return m.readCSVSamplesContext(ctx, file, path, f, features)
 }
 
 // readCSVSamples parses a CSV of feature rows (named path in messages) for
 // a model taking f features, named features when not nil.
 func (m *Model) readCSVSamples(r io.Reader, path string, f int, features []string) ([]sample, error) {
+	return m.readCSVSamplesContext(context.Background(), r, path, f, features)
+}
+
+// readCSVSamplesContext is readCSVSamples stopped by ctx (checked every
+// csvCheckRows rows).
+func (m *Model) readCSVSamplesContext(ctx context.Context, r io.Reader, path string, f int, features []string) ([]sample, error) {
 	// Opened as the csv reader of training opens its file (byte-order
 	// mark, spaces, no comment character), so both take the same files.
 	cr := datasets.NewCSVReader(r)
@@ -379,6 +416,11 @@ func (m *Model) readCSVSamples(r io.Reader, path string, f int, features []strin
 			cols = make([]int, f)
 			for j := range cols {
 				cols[j] = j
+			}
+		}
+		if len(out)%csvCheckRows == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
 		}
 		if len(out) == MaxFeatureRows {
@@ -547,7 +589,7 @@ const MinImageFraction = 0.5
 // (datasets.DecodeReaderImage), inverted as invert says (nil: as the
 // reader did; a model fitted on a support folder: as its support images
 // were).
-func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
+func (m *Model) imageSamples(ctx context.Context, paths []string, invert *bool) ([]sample, error) {
 	shape, err := m.inputShape()
 	if err != nil {
 		return nil, err
@@ -594,7 +636,10 @@ func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 	out := make([]sample, len(files))
 	// Every file gets its own result (an unreadable one an error): the
 	// loop itself never fails.
-	par.For(len(files), runtime.GOMAXPROCS(0), func(i int) error {
+	err = par.For(len(files), runtime.GOMAXPROCS(0), func(i int) error {
+		if err := ctx.Err(); err != nil {
+			return err // stopped: no image after this one is read
+		}
 		path := files[i]
 		out[i] = sample{name: path}
 		data, err := readImageFile(path)
@@ -614,6 +659,9 @@ func (m *Model) imageSamples(paths []string, invert *bool) ([]sample, error) {
 		}
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package predict
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/color"
@@ -51,7 +52,7 @@ func colourImages(t *testing.T, dir string, n, w, h int) []string {
 func preparedBy(t *testing.T, reader string, shape []int, files []string, invert *bool) [][]float32 {
 	t.Helper()
 	m := &Model{Settings: Settings{Dataset: reader, Input: &Input{Kind: InputImages, Reader: reader, Shape: shape}}}
-	samples, err := m.imageSamples(files, invert)
+	samples, err := m.imageSamples(context.Background(), files, invert)
 	must(t, err)
 	out := make([][]float32, len(samples))
 	for i, s := range samples {

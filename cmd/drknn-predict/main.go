@@ -16,7 +16,9 @@
 // predict.CheckOutput). An input that
 // cannot be read gets a row with an empty prediction and a line on
 // standard error, the others are classified, and the exit status is 1;
-// errors with the model or the options exit 2 with one line.
+// errors with the model or the options exit 2 with one line. Ctrl-C or
+// SIGTERM stops the run between rows, images and its phases, writes
+// nothing (a previous -out file is left as it was) and exits 130.
 //
 // With -support DIR, -model is an embedding exported by a transfer run
 // (protocol transfer, RUN/export) and DIR a new task's support set, one
@@ -58,15 +60,19 @@ func (e failedInputs) Error() string {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	err := predictCmd(args, stdout, stderr)
+	err := predictCmd(ctx, args, stdout, stderr)
 	var fi failedInputs
+	if errors.Is(err, context.Canceled) {
+		// exit status 130 (cli.Code), as drknn-train's
+		return fmt.Errorf("interrupted: %w; nothing written", err)
+	}
 	if err != nil && !errors.Is(err, flag.ErrHelp) && !errors.As(err, &fi) {
 		return cli.Usage(err)
 	}
 	return err
 }
 
-func predictCmd(args []string, stdout, stderr io.Writer) error {
+func predictCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("drknn-predict", flag.ContinueOnError)
 	var dir string
 	fs.StringVar(&dir, "model", "", "export folder written by drknn-train (RUN/export, or RUN/repeats/NN/export)")
@@ -154,7 +160,10 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 		}
 		m = e.Model
 	}
-	preds, err := m.PredictFiles(in, predict.Options{Method: *method, K: *k})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	preds, err := m.PredictFilesContext(ctx, in, predict.Options{Method: *method, K: *k})
 	if err != nil {
 		return err
 	}
@@ -168,6 +177,10 @@ func predictCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	var buf bytes.Buffer
 	if err := predict.Write(&buf, preds, m.Classes(), f); err != nil {
+		return err
+	}
+	// Interrupted while the output was made: the previous -out stays.
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if *outPath != "" {
