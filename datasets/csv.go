@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -24,6 +25,64 @@ type CSVOptions struct {
 // maxCSVColumns bounds the columns of a table (a corrupt file with no
 // line breaks must not make a huge header).
 const maxCSVColumns = 1 << 16
+
+// MaxCSVRecordBytes bounds one record (a row, with the line breaks of its
+// quoted fields) of any table drknn reads (NewCSVReader). encoding/csv
+// reads a whole record into memory, so a file without line breaks
+// (/dev/zero, a binary file named .csv) was read until memory ran out. A
+// row at maxCSVColumns columns of 25-character numbers is 1.6 MiB; 16 MiB
+// leaves ten times that for long text labels and cells, and bounds what a
+// broken file costs (encoding/csv's buffers hold two or three times a
+// record) to well under 100 MB.
+const MaxCSVRecordBytes = 16 << 20
+
+// ErrCSVRecordTooLong is wrapped by the error of a record longer than
+// MaxCSVRecordBytes.
+var ErrCSVRecordTooLong = fmt.Errorf("a record longer than %d MiB", MaxCSVRecordBytes>>20)
+
+// quoteCellRunes is how many characters of a cell a message quotes.
+const quoteCellRunes = 40
+
+// QuoteCell quotes a cell (or a column name) for a message: whole when it
+// has at most 40 characters, else its first 40 and its length — `"1234…"…
+// (200000 bytes)` — so that one bad cell cannot make a line of megabytes.
+func QuoteCell(s string) string {
+	if head, ok := clipCell(s); ok {
+		return fmt.Sprintf("%q… (%d bytes)", head, len(s))
+	}
+	return strconv.Quote(s)
+}
+
+// clipCell returns the first quoteCellRunes characters of s and whether s
+// is longer.
+func clipCell(s string) (string, bool) {
+	n := 0
+	for i := range s {
+		if n == quoteCellRunes {
+			return s[:i], true
+		}
+		n++
+	}
+	return s, false
+}
+
+// ListCells lists names for a message joined by sep, as written (not
+// quoted) but each cut as QuoteCell cuts it, and at most the first 10, then
+// the count.
+func ListCells(names []string, sep string) string {
+	const most = 10
+	q := make([]string, 0, most+1)
+	for _, n := range names[:min(len(names), most)] {
+		if head, ok := clipCell(n); ok {
+			n = fmt.Sprintf("%s… (%d bytes)", head, len(n))
+		}
+		q = append(q, n)
+	}
+	if len(names) > most {
+		q = append(q, fmt.Sprintf("… (%d columns)", len(names)))
+	}
+	return strings.Join(q, sep)
+}
 
 // missingCSV reports whether a cell (trimmed) stands for a missing value:
 // empty, NA, N/A, NaN or ? (case-insensitive).
@@ -44,15 +103,58 @@ func missingCSV(s string) bool {
 // of fields (the caller checks), leading spaces before a field (and its
 // quote) are dropped, and there is no comment character (a line starting
 // with '#' is data).
+//
+// A record longer than MaxCSVRecordBytes is an error wrapping
+// ErrCSVRecordTooLong and naming the line where it starts, returned by
+// Read once the bound is passed (the file is not read further).
 func NewCSVReader(r io.Reader) *csv.Reader {
 	br := bufio.NewReader(r)
 	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
 		br.Discard(3)
 	}
-	cr := csv.NewReader(br)
+	cr := csv.NewReader(&recordBound{r: br, line: 1, start: 1})
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	return cr
+}
+
+// recordBound passes a CSV stream through, failing once a record — the
+// bytes from its first to the line break that ends it outside quotes —
+// passes MaxCSVRecordBytes: encoding/csv would read it whole. Quotes are
+// counted as RFC 4180 writes them (an escaped quote is two, so the parity
+// holds); a bare quote in an unquoted field is encoding/csv's own error
+// before the parity matters.
+type recordBound struct {
+	r      io.Reader
+	n      int  // bytes of the current record so far
+	quoted bool // inside a quoted field
+	line   int  // the line the stream is at
+	start  int  // the line the current record starts on
+	err    error
+}
+
+func (b *recordBound) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.r.Read(p)
+	for i, c := range p[:n] {
+		switch c {
+		case '"':
+			b.quoted = !b.quoted
+		case '\n':
+			b.line++
+			if !b.quoted {
+				b.n, b.start = 0, b.line
+				continue
+			}
+		}
+		if b.n++; b.n > MaxCSVRecordBytes {
+			b.err = fmt.Errorf("line %d: %w (no line break ends it; is this a CSV file?)", b.start, ErrCSVRecordTooLong)
+			return i, b.err
+		}
+	}
+	return n, err
 }
 
 // ParseCSV parses a table of labelled feature rows: a header row naming the
@@ -101,7 +203,7 @@ func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 			h = "column " + strconv.Itoa(j+1)
 		}
 		if k, dup := seen[h]; dup {
-			return nil, fmt.Errorf("line 1: columns %d and %d are both named %q", k+1, j+1, h)
+			return nil, fmt.Errorf("line 1: columns %d and %d are both named %s", k+1, j+1, QuoteCell(h))
 		}
 		seen[h] = j
 		cols[j] = h
@@ -110,7 +212,7 @@ func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 	if opts.Label != "" {
 		j, ok := seen[opts.Label]
 		if !ok {
-			return nil, fmt.Errorf("no label column %q (columns: %s)", opts.Label, strings.Join(cols, ", "))
+			return nil, fmt.Errorf("no label column %s (columns: %s)", QuoteCell(opts.Label), ListCells(cols, ", "))
 		}
 		label = j
 	}
@@ -134,7 +236,7 @@ func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 			cell = strings.TrimSpace(cell)
 			if j == label {
 				if missingCSV(cell) {
-					return nil, fmt.Errorf("line %d: missing label (column %q)", line, cols[j])
+					return nil, fmt.Errorf("line %d: missing label (column %s)", line, QuoteCell(cols[j]))
 				}
 				labels = append(labels, cell)
 				continue
@@ -146,10 +248,10 @@ func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 			}
 			v, err := strconv.ParseFloat(cell, 64)
 			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return nil, fmt.Errorf("line %d, column %q: %q is not a number (only the label column %q may hold text)", line, cols[j], cell, cols[label])
+				return nil, fmt.Errorf("line %d, column %s: %s is not a number (only the label column %s may hold text)", line, QuoteCell(cols[j]), QuoteCell(cell), QuoteCell(cols[label]))
 			}
 			if err != nil || math.IsInf(v, 0) || math.IsNaN(v) || math.Abs(v) > math.MaxFloat32 {
-				return nil, fmt.Errorf("line %d, column %q: %q is not a finite float32 number", line, cols[j], cell)
+				return nil, fmt.Errorf("line %d, column %s: %s is not a finite float32 number", line, QuoteCell(cols[j]), QuoteCell(cell))
 			}
 			d.X = append(d.X, float32(v))
 		}
@@ -159,8 +261,8 @@ func ParseCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 		return nil, errors.New("no data rows after the header")
 	}
 	if headerIsData(cols, label, labels) {
-		return nil, fmt.Errorf("line 1 (%s) looks like a data row, not a header: every feature column's name is a number, and so is the label column's name %q or it is one of the labels below; add a first line naming the columns",
-			strings.Join(cols, ","), cols[label])
+		return nil, fmt.Errorf("line 1 (%s) looks like a data row, not a header: every feature column's name is a number, and so is the label column's name %s or it is one of the labels below; add a first line naming the columns",
+			ListCells(cols, ","), QuoteCell(cols[label]))
 	}
 	d.Classes = sortLabels(labels)
 	d.Labels = make([]int, len(labels))
@@ -279,6 +381,12 @@ func ReadCSV(path string, opts CSVOptions) (*Dataset, error) {
 		return nil, classify(fmt.Errorf("csv: %w", err))
 	}
 	defer f.Close()
+	// A device or a pipe (/dev/zero, /dev/stdin) has no end to wait for.
+	if fi, err := f.Stat(); err != nil {
+		return nil, classify(fmt.Errorf("csv: %w", err))
+	} else if !fi.Mode().IsRegular() {
+		return nil, corruptf("csv: %s: not a regular file (%s); data_dir names a .csv file or a folder holding one", path, FileKind(fi.Mode()))
+	}
 	d, err := ParseCSV(f, filepath.Base(path), opts)
 	if err != nil {
 		if opts.Label != "" && strings.HasPrefix(err.Error(), "no label column") {
@@ -287,6 +395,24 @@ func ReadCSV(path string, opts CSVOptions) (*Dataset, error) {
 		return nil, corruptf("csv: %s: %w", path, err)
 	}
 	return d, nil
+}
+
+// FileKind names what a file that is not a regular file is ("a character
+// device", "a named pipe"), for messages refusing one.
+func FileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a folder"
+	}
+	return "mode " + m.String()
 }
 
 // Impute modes for missing feature values (the YAML key data.missing).
@@ -333,7 +459,7 @@ func Impute(d *Dataset, train []int, mode string) (*Dataset, error) {
 		}
 		col := fmt.Sprintf("value %d", j)
 		if d.Features != nil && j < len(d.Features) {
-			col = fmt.Sprintf("column %q", d.Features[j])
+			col = "column " + QuoteCell(d.Features[j])
 		}
 		return w + ", " + col
 	}

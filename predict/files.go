@@ -184,7 +184,7 @@ func (m *Model) classifySamples(ctx context.Context, samples []sample, c eval.Vo
 		if c := nonFinite32(v); c >= 0 {
 			what := fmt.Sprintf("value %d", c)
 			if in := m.Settings.Input; in != nil && len(in.Features) == size {
-				what = fmt.Sprintf("column %q", in.Features[c])
+				what = "column " + datasets.QuoteCell(in.Features[c])
 			}
 			fail(i, "%s is %v after the model's input standardisation (data.standardize): too large for the model", what, v[c])
 			continue
@@ -371,6 +371,12 @@ func (m *Model) csvSamples(ctx context.Context, path string) ([]sample, error) {
 		return nil, err
 	}
 	defer file.Close()
+	// A device or a pipe (/dev/zero) has no end to wait for.
+	if fi, err := file.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s: not a regular file (%s)", ErrInput, path, datasets.FileKind(fi.Mode()))
+	}
 	return m.readCSVSamplesContext(ctx, file, path, f, features)
 }
 
@@ -405,7 +411,7 @@ func (m *Model) readCSVSamplesContext(ctx context.Context, r io.Reader, path str
 				if cols, err = matchColumns(rec, features, path); err != nil {
 					return nil, err
 				}
-				colName = func(j int) string { return fmt.Sprintf("column %q", features[j]) }
+				colName = func(j int) string { return "column " + datasets.QuoteCell(features[j]) }
 				continue
 			}
 			if !numericRow(rec) {
@@ -456,11 +462,11 @@ func matchColumns(header, features []string, path string) ([]int, error) {
 	for j, name := range features {
 		switch is := at[name]; len(is) {
 		case 0:
-			return nil, fmt.Errorf("%w: %s: no column %q in the header (the model's feature columns: %s)", ErrInput, path, name, strings.Join(features, ", "))
+			return nil, fmt.Errorf("%w: %s: no column %s in the header (the model's feature columns: %s)", ErrInput, path, datasets.QuoteCell(name), datasets.ListCells(features, ", "))
 		case 1:
 			cols[j] = is[0]
 		default:
-			return nil, fmt.Errorf("%w: %s: column %q appears twice in the header (columns %d and %d), and the model reads it", ErrInput, path, name, is[0]+1, is[1]+1)
+			return nil, fmt.Errorf("%w: %s: column %s appears twice in the header (columns %d and %d), and the model reads it", ErrInput, path, datasets.QuoteCell(name), is[0]+1, is[1]+1)
 		}
 	}
 	return cols, nil
@@ -497,7 +503,7 @@ func (m *Model) csvRow(rec []string, cols []int, f int, exact bool, colName func
 		}
 		p, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(p) || math.IsInf(p, 0) || math.Abs(p) > math.MaxFloat32 {
-			return nil, fmt.Errorf("%s: %q is not a finite number", colName(j), rec[c])
+			return nil, fmt.Errorf("%s: %s is not a finite number", colName(j), datasets.QuoteCell(rec[c]))
 		}
 		x[j] = float32(p)
 	}
