@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -89,7 +90,8 @@ type folderItem struct {
 // .jpeg, .gif, .bmp, .webp: those must decode). Content is judged from a
 // file's first bytes, so a non-image of any size is skipped without being
 // read whole; an image file larger than MaxImageFileBytes is an error. An image that does not
-// decode is an ErrCorrupt error naming the file, as is a class folder with
+// decode — or a broken symbolic link with an image extension — is an
+// ErrCorrupt error naming the file, as is a class folder with
 // no image (of a split folder: in its part, as when that part is read
 // alone); a missing folder or one without class folders is ErrNotFound;
 // a Part of a folder that is not split is ErrConfig.
@@ -126,6 +128,11 @@ func ReadImageFolder(fsys fs.FS, root string, opts ImageFolderOptions) (*Dataset
 	err = parallelFor(len(items), func(i int) error {
 		it := items[i]
 		data, isImage, err := readFolderFile(fsys, it.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			// listed, so there: a broken link (WalkFolderFiles), reported
+			// as a corrupt image is, not as a data set that is absent
+			return corruptf("imagefolder: %s: a broken symbolic link (its target does not exist)", display(it.path))
+		}
 		if err != nil {
 			return classify(fmt.Errorf("imagefolder: %s: %w", display(it.path), err))
 		}
@@ -244,6 +251,9 @@ func nativeSize(fsys fs.FS, items []folderItem, display func(string) string) (h,
 	sizes := make([]image.Point, len(items))
 	err = parallelFor(len(items), func(i int) error {
 		f, err := fsys.Open(items[i].path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // a broken link: the decoding pass reports it
+		}
 		if err != nil {
 			return classify(fmt.Errorf("imagefolder: %s: %w", display(items[i].path), err))
 		}
@@ -350,7 +360,9 @@ func isDirFS(fsys fs.FS, p string, e fs.DirEntry) (bool, error) {
 // would — unless it leads to dir or a folder on the way to it (a loop),
 // or, when fsys is a DirFS, to a folder above fsys's root on disk.
 // Counted in rep: hidden names (Hidden), links that loop (LinkLoops), and
-// devices, sockets and broken links (NotImage). drknn-predict lists
+// devices, sockets and broken links (NotImage) — except a broken link with
+// an image extension (.png, …), which is visited: its reader reports it as
+// an image it cannot read, never drops it silently. drknn-predict lists
 // -images and -support folders with it, so both take the same files.
 func WalkFolderFiles(fsys fs.FS, dir string, rep *Report, visit func(p string)) error {
 	var walk func(root string) error
@@ -381,6 +393,10 @@ func WalkFolderFiles(fsys fs.FS, dir string, rep *Report, visit func(p string)) 
 			}
 			fi, err := fs.Stat(fsys, fp)
 			switch {
+			case err != nil && imageExts[strings.ToLower(path.Ext(fp))]:
+				// a broken link named as an image: listed, for its reader
+				// to report it as an image it cannot read
+				visit(fp)
 			case err != nil || !fi.IsDir() && !fi.Mode().IsRegular():
 				rep.NotImage++ // a broken link, a link to a device
 			case !fi.IsDir():

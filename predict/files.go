@@ -9,6 +9,7 @@ import (
 	_ "image/jpeg" // registered for image.DecodeConfig
 	_ "image/png"  // registered for image.DecodeConfig
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -675,6 +676,11 @@ func (m *Model) imageSamples(ctx context.Context, paths []string, invert *bool) 
 // accept.
 func readImageFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if target, lerr := os.Readlink(path); lerr == nil {
+			return nil, fmt.Errorf("a broken symbolic link (to %s, which does not exist)", target)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
