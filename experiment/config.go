@@ -256,9 +256,12 @@ func ReadConfigSource(path string) (data []byte, name string, err error) {
 // readConfigSource is ReadConfigSource; onDisk reports that the bytes are
 // the file at path, not a shipped config.
 func readConfigSource(path string) (data []byte, name string, onDisk bool, err error) {
-	data, err = os.ReadFile(path)
+	data, err = readConfigFile(path)
 	if err == nil {
 		return data, path, true, nil
+	}
+	if errors.Is(err, errNotConfigFile) {
+		return nil, "", false, err
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return nil, "", false, fmt.Errorf("config: %w", err)
@@ -272,6 +275,73 @@ func readConfigSource(path string) (data []byte, name string, onDisk bool, err e
 		return nil, "", false, fmt.Errorf("config: %w", err)
 	}
 	return data, base + " (shipped)", false, nil
+}
+
+// MaxConfigBytes is the largest config file LoadConfig reads. Configs are
+// a few KB (the shipped ones at most 3 KB); 1 MiB leaves room for any
+// comments while a mistaken -config (a data file, a log) is refused at
+// once instead of being read whole.
+const MaxConfigBytes = 1 << 20
+
+// errNotConfigFile marks a path that exists but cannot be a config: not a
+// regular file (a device such as /dev/zero, a fifo, a folder) or larger
+// than MaxConfigBytes.
+var errNotConfigFile = errors.New("not a config file")
+
+// readConfigFile reads the regular file at path, at most MaxConfigBytes of
+// it. Anything else is refused before it is opened (a fifo would block,
+// /dev/zero never ends), and a longer file is refused after reading one
+// byte past the limit: nothing is read without bound.
+func readConfigFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, notConfigFile(path, fi.Mode())
+	}
+	tooBig := errkind.Mark(errNotConfigFile, fmt.Errorf("config: %s is larger than 1 MiB (%d bytes), the limit for a config file (configs are a few KB)", path, MaxConfigBytes))
+	if fi.Size() > MaxConfigBytes {
+		return nil, tooBig
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() { // replaced between Stat and Open
+		return nil, notConfigFile(path, fi.Mode())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if len(data) > MaxConfigBytes {
+		return nil, tooBig
+	}
+	return data, nil
+}
+
+func notConfigFile(path string, m fs.FileMode) error {
+	return errkind.Mark(errNotConfigFile, fmt.Errorf("config: %s is not a regular file (%s); a config is a YAML file of a few KB", path, fileKind(m)))
+}
+
+// fileKind names the type of a file that is not regular.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a fifo"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return m.Type().String()
 }
 
 // missingConfig is the error of a config that is neither a file nor a

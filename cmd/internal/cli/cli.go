@@ -23,9 +23,15 @@ import (
 type Run func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // Main runs run with a context that SIGINT (Ctrl-C) and SIGTERM cancel and
-// exits with Exec's status (a failed write to standard output is an error).
+// exits with Exec's status (a failed write to standard output is an
+// error). Only the first signal is caught: a second one ends the process at
+// once, so a step that does not watch the context cannot keep it alive.
 func Main(name string, run Run, usage ...error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // the signals' default action again
+	}()
 	code := Exec(ctx, name, run, os.Args[1:], os.Stdout, os.Stderr, usage...)
 	stop()
 	os.Exit(code)
