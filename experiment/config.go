@@ -786,6 +786,9 @@ func (c *Config) validate() error {
 		return bad("protocol", fmt.Sprintf("%q", c.Protocol), "data.base_classes, data.rotate_classes, data.val_classes, data.val_fraction and the transfer section are for protocol transfer")
 	}
 	fit := c.Protocol == ProtocolFit
+	if err := c.validateLimits(); err != nil {
+		return err
+	}
 	if c.Ways < 2 {
 		return bad("ways", c.Ways, "need at least 2 classes")
 	}
@@ -948,6 +951,88 @@ func (c *Config) validate() error {
 		}
 		if m == MethodDrKNNLOO && len(e.ThetaLOO) == 0 {
 			return bad("eval.methods", m, "needs the candidate radii in eval.theta_loo")
+		}
+	}
+	return nil
+}
+
+// Upper bounds of the integer settings (validateLimits). None is reached
+// by a real run — the shipped configs and the README use at most 600
+// repeats, 3000 steps, 32 mini-sets, 1000 queries, 20 ways and 400
+// embedding dimensions —, but each keeps what the setting allocates (a
+// result per repeat, a mini-set per step, a loss per step, a weight per
+// unit) far from exhausting memory, so an absurd value is one line at
+// validation instead of an out-of-memory crash at run time.
+const (
+	maxRepeats   = 10_000     // the paper's 600 episodes ×16; one result (and one seed) each
+	maxSteps     = 10_000_000 // Adam steps (train.steps, eval.fewshot_steps, …): the longest shipped run has 3000; a loss is kept per step
+	maxMinisets  = 100_000    // the paper's batch is 32; Trainer.Step allocates one mini-set each
+	maxStepRows  = 1_000_000  // train.minisets × points per mini-set: the rows a step embeds and its LFDs' size (paper: 32 × 10)
+	maxClasses   = 100_000    // ways: Omniglot, the largest data set, has 1623 classes
+	maxPerClass  = 1_000_000  // shots, data.synthetic: samples per class
+	maxQueries   = 10_000_000 // queries per episode (fewer if fewer remain)
+	maxSize      = 1024       // data.size: a square resize target; 1024² RGB float32 is 12 MB per sample
+	maxChannels  = 4096       // model.channels: 64 in the shipped configs
+	maxWidth     = 65_536     // model.hidden, model.dim: at most 400 in the shipped configs
+	maxNeighbors = 100_000    // eval.k
+	maxBlock     = 1_000_000  // eval.lfd_block: a whole block's cost matrix is block² numbers
+	maxFolds     = 1_000_000  // train.cv_folds (a fold holds at least one sample per class)
+	maxTasks     = 1_000_000  // transfer.val_tasks and episodes per step
+)
+
+// validateLimits refuses integer settings above the bounds above, naming
+// the key, the value and the range, before anything is allocated.
+func (c *Config) validateLimits() error {
+	t, tr := &c.Train, &c.Transfer
+	for _, f := range []struct {
+		key         string
+		v, min, max int
+		why         string
+	}{
+		{"repeats", c.Repeats, 1, maxRepeats, "episodes of the run"},
+		{"ways", c.Ways, 2, maxClasses, "classes per episode"},
+		{"shots", c.Shots, 1, maxPerClass, "training samples per class"},
+		{"queries", c.Queries, 1, maxQueries, "queries per episode"},
+		{"data.size", c.Data.Size, 0, maxSize, "pixels of the square resize; 0 = the reader's default"},
+		{"data.synthetic", c.Data.Synthetic, 0, maxPerClass, "samples per class; 0 = the default"},
+		{"data.val_classes", c.Data.ValClasses, 0, maxClasses, "base classes held out"},
+		{"model.channels", c.Model.Channels, 1, maxChannels, "convolution channels"},
+		{"model.hidden", c.Model.Hidden, 1, maxWidth, "hidden units"},
+		{"model.dim", c.Model.Dim, 0, maxWidth, "embedding width"},
+		{"train.steps", t.Steps, 0, maxSteps, "Adam steps"},
+		{"train.minisets", t.Minisets, 1, maxMinisets, "mini-sets per step"},
+		{"train.miniset_size", t.MinisetSize, 0, maxStepRows, "points per mini-set; 0 = all"},
+		{"train.cv_folds", t.CVFolds, 0, maxFolds, "0 = leave-one-out"},
+		{"train.checkpoint_every", t.CheckpointEvery, 0, maxSteps, "steps between checkpoints; 0 = automatic"},
+		{"eval.k", c.Eval.K, 1, maxNeighbors, "neighbours"},
+		{"eval.lfd_block", c.Eval.LFDBlock, 0, maxBlock, "points per LFD block; 0 = whole"},
+		{"eval.fewshot_steps", c.Eval.FewShotSteps, 0, maxSteps, "Adam steps of the network baselines; 0 = train.steps"},
+		{"transfer.ways", tr.Ways, 2, maxClasses, "classes per training episode"},
+		{"transfer.shots", tr.Shots, 1, maxPerClass, "supports per class"},
+		{"transfer.queries", tr.Queries, 0, maxPerClass, "queries per class"},
+		{"transfer.episodes", tr.Episodes, 1, maxTasks, "episodes per step"},
+		{"transfer.miniset_ways", tr.MinisetWays, 0, maxClasses, "classes per mini-set"},
+		{"transfer.decay_every", tr.DecayEvery, 0, maxSteps, "steps between learning-rate decays"},
+		{"transfer.validate_every", tr.ValidateEvery, 0, maxSteps, "steps between validations"},
+		{"transfer.val_tasks", tr.ValTasks, 1, maxTasks, "validation tasks"},
+		{"transfer.val_ways", tr.ValWays, 2, maxClasses, "classes per validation task"},
+		{"transfer.val_shots", tr.ValShots, 1, maxPerClass, "supports per class of a validation task"},
+	} {
+		if f.v > f.max {
+			return badKey(f.key, f.v, fmt.Sprintf("too large: want %d…%d (%s)", f.min, f.max, f.why))
+		}
+	}
+	// A step embeds train.minisets mini-sets of n′ points and solves an
+	// LFD on each: bound their product where n′ is known before the data
+	// (protocol episodes: train.miniset_size, or 0 = ways × shots).
+	if c.Protocol == "" || c.Protocol == ProtocolEpisodes || c.Protocol == ProtocolPaperLung {
+		n := t.MinisetSize
+		if n == 0 {
+			n = c.Ways * c.Shots
+		}
+		if n > 0 && t.Minisets > maxStepRows/n {
+			return badKey("train.minisets", t.Minisets, fmt.Sprintf("%d mini-sets of %d points (train.miniset_size %d, 0 = ways × shots = %d×%d) are %d points per step; want at most %d: lower train.minisets or train.miniset_size",
+				t.Minisets, n, t.MinisetSize, c.Ways, c.Shots, t.Minisets*n, maxStepRows))
 		}
 	}
 	return nil

@@ -94,3 +94,52 @@ func TestLoadConfigRefusesDevicesFifosAndHugeFiles(t *testing.T) {
 		wantOneLine(t, "folder", err, dir, "not a regular file")
 	})
 }
+
+// TestAbsurdIntegerSettingsRefused: integer settings that would allocate
+// without bound (the repeats' results, a step's mini-sets, the loss
+// histories) are refused at validation, naming the key, the value and the
+// allowed range — never an out-of-memory crash at run time.
+func TestAbsurdIntegerSettingsRefused(t *testing.T) {
+	src := "dataset: synthetic-images\n"
+	cases := []struct{ set, want string }{
+		{"repeats=1000000000", "key repeats = 1000000000"},
+		{"repeats=10000000", "key repeats = 10000000"},
+		{"train.minisets=1000000000", "key train.minisets = 1000000000"},
+		{"train.minisets=10000000", "key train.minisets = 10000000"},
+		{"train.steps=1000000000000", "key train.steps = 1000000000000"},
+		{"eval.fewshot_steps=1000000000000", "key eval.fewshot_steps = 1000000000000"},
+		{"queries=1000000000000", "key queries = 1000000000000"},
+		{"shots=1000000000", "key shots = 1000000000"},
+		{"ways=1000000000", "key ways = 1000000000"},
+		{"data.synthetic=1000000000", "key data.synthetic = 1000000000"},
+		{"train.checkpoint_every=1000000000000", "key train.checkpoint_every = 1000000000000"},
+		{"eval.k=1000000000", "key eval.k = 1000000000"},
+		{"model.dim=1000000000", "key model.dim = 1000000000"},
+		{"model.hidden=1000000000", "key model.hidden = 1000000000"},
+		{"model.channels=1000000000", "key model.channels = 1000000000"},
+		{"eval.lfd_block=1000000000", "key eval.lfd_block = 1000000000"},
+	}
+	for _, c := range cases {
+		_, err := ParseConfig("x.yaml", []byte(src), []string{c.set})
+		wantOneLine(t, c.set, err, c.want, "want ", "…")
+	}
+	// The audit's command line: one line naming train.minisets.
+	_, err := ParseConfig("synthetic", []byte(src), []string{"repeats=1", "train.steps=2", "train.minisets=1000000000"})
+	wantOneLine(t, "audit", err, "train.minisets", "1000000000")
+
+	// A step holds train.minisets mini-sets of n′ points: their product is
+	// bounded too, and the message names both keys.
+	_, err = ParseConfig("x.yaml", []byte(src), []string{"ways=50", "shots=1000", "train.minisets=10000"})
+	wantOneLine(t, "product", err, "train.minisets", "train.miniset_size", "ways × shots")
+
+	// What the shipped configs and the README use stays accepted.
+	for _, sets := range [][]string{
+		{"repeats=600", "train.steps=3000", "train.minisets=32", "eval.fewshot_steps=2000"},
+		{"repeats=10000", "train.minisets=10000"},
+		{"ways=5", "shots=10", "train.steps=80"},
+	} {
+		if _, err := ParseConfig("x.yaml", []byte(src), sets); err != nil {
+			t.Errorf("%q: %v", sets, err)
+		}
+	}
+}
