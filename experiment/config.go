@@ -372,6 +372,9 @@ func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return cfg, fmt.Errorf("%s: %v", name, cleanYAMLErr(err))
 	}
+	if err := oneDocument(dec); err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
@@ -406,6 +409,27 @@ func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 		return cfg, fmt.Errorf("%s: %s%w", name, setFor(err, overrides), err)
 	}
 	return cfg, nil
+}
+
+// oneDocument reads what follows a config's first YAML document: a
+// second document ("---" then keys) would be dropped without a word by
+// Decode, so one with any content is an error naming the line of its
+// "---". Empty documents (a trailing "---", comments only) are allowed.
+func oneDocument(dec *yaml.Decoder) error {
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return errors.New(cleanYAMLErr(err))
+		}
+		if len(doc.Content) == 1 && doc.Content[0].ShortTag() == "!!null" && doc.Content[0].Value == "" {
+			continue // nothing but "---" and comments
+		}
+		return fmt.Errorf("a second YAML document starts at line %d (\"---\"); a config is one document: remove the \"---\" line to merge its keys into the first, or move them to another file", doc.Line)
+	}
 }
 
 // KeyError is a setting Validate refuses: the key, its value and why.

@@ -143,3 +143,20 @@ func TestAbsurdIntegerSettingsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiDocumentConfigRefused: a second YAML document ("---") is not
+// silently dropped: the file is refused naming the line it starts on.
+func TestMultiDocumentConfigRefused(t *testing.T) {
+	_, err := ParseConfig("multi.yaml", []byte("dataset: synthetic-images\n---\nways: 3\n"), nil)
+	wantOneLine(t, "multi", err, "multi.yaml", "line 2", "second YAML document")
+	_, err = ParseConfig("multi.yaml", []byte("dataset: synthetic-images\nways: 2\n\n---\n# only a comment\nways: 3\n"), []string{"ways=3"})
+	wantOneLine(t, "multi with -set", err, "multi.yaml", "line 4")
+	// A leading "---" (one document), and an empty document after the
+	// first, stay accepted.
+	if _, err := ParseConfig("two.yaml", []byte("dataset: synthetic-images\n---\n# ways: 3\n"), nil); err != nil {
+		t.Errorf("an empty second document: %v", err)
+	}
+	if _, err := ParseConfig("one.yaml", []byte("---\ndataset: synthetic-images\n"), nil); err != nil {
+		t.Errorf("one document after ---: %v", err)
+	}
+}
