@@ -932,6 +932,12 @@ func (c *Config) validate() error {
 	if !(t.Tol > 0) || t.Tol >= 1 {
 		return bad("train.tol", t.Tol, "must be in (0, 1)")
 	}
+	if err := solverRange("train.epsilon", t.Epsilon, optlayer.Settings{Epsilon: t.Epsilon}); err != nil {
+		return err
+	}
+	if err := solverRange("train.tol", t.Tol, optlayer.Settings{Tol: t.Tol}); err != nil {
+		return err
+	}
 	if t.CheckpointEvery < 0 {
 		return bad("train.checkpoint_every", t.CheckpointEvery, "must be ≥ 0")
 	}
@@ -1060,6 +1066,22 @@ func (c *Config) validateLimits() error {
 		}
 	}
 	return nil
+}
+
+// solverRange refuses the value v of key when the LFD solver refuses the
+// settings s that carry it (optlayer.Settings.Validate: the solver's own
+// supported ranges, e.g. Epsilon ≥ 1e-6), naming the key instead of the
+// solver's field.
+func solverRange(key string, v float64, s optlayer.Settings) error {
+	err := s.Validate()
+	if err == nil {
+		return nil
+	}
+	why := strings.TrimPrefix(err.Error(), optlayer.ErrInvalid.Error()+": ")
+	if _, rest, ok := strings.Cut(why, " is "); ok && strings.HasPrefix(why, "Settings.") {
+		why = rest // "below the supported minimum 1e-6"
+	}
+	return badKey(key, v, why+" of the LFD solver")
 }
 
 // validateSplit checks data.split against the data set.

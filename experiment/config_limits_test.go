@@ -160,3 +160,27 @@ func TestMultiDocumentConfigRefused(t *testing.T) {
 		t.Errorf("one document after ---: %v", err)
 	}
 }
+
+// TestSolverSettingsCheckedAtValidation: train.epsilon and train.tol are
+// held to the ranges the LFD solver (optlayer) supports up front, naming
+// the key, not at run time as a divergence.
+func TestSolverSettingsCheckedAtValidation(t *testing.T) {
+	src := "dataset: synthetic-images\n"
+	for _, c := range []struct{ set, want string }{
+		{"train.epsilon=1e-300", "key train.epsilon = 1e-300"},
+		{"train.epsilon=1e-9", "key train.epsilon = 1e-09"},
+		{"train.epsilon=1e300", "key train.epsilon = 1e+300"},
+		{"train.tol=1e-300", "key train.tol = 1e-300"},
+	} {
+		_, err := ParseConfig("x.yaml", []byte(src), []string{c.set})
+		wantOneLine(t, c.set, err, c.want, "supported")
+		if err != nil && strings.Contains(err.Error(), "Settings.") {
+			t.Errorf("%s: %v names the solver's Go field, not the key", c.set, err)
+		}
+	}
+	for _, set := range []string{"train.epsilon=1e-6", "train.epsilon=1000", "train.tol=1e-12"} {
+		if _, err := ParseConfig("x.yaml", []byte(src), []string{set}); err != nil {
+			t.Errorf("%s: %v", set, err)
+		}
+	}
+}

@@ -270,6 +270,20 @@ const (
 	DefaultCGTol   = 1e-10
 )
 
+// Validate checks the settings alone: the ranges of Epsilon, Tol, RegTol,
+// CGTol and MaxIter that Solve enforces (Warm, whose shape depends on the
+// problem, is checked by Solve). Errors wrap ErrInvalid and name the
+// field. A nil Settings (all defaults) is valid.
+func (s *Settings) Validate() error {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	c.Warm = nil
+	_, err := c.config(&instance{})
+	return err
+}
+
 func (s *Settings) config(in *instance) (config, error) {
 	c := config{eps: DefaultEpsilon, tol: DefaultTol, maxIter: DefaultMaxIter, cgTol: DefaultCGTol}
 	if s == nil {
