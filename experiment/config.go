@@ -387,12 +387,18 @@ func parseConfig(name string, data []byte, overrides []string) (Config, error) {
 	if root.Kind != yaml.MappingNode {
 		return cfg, fmt.Errorf("%s: the top level must be a mapping of keys to values", name)
 	}
+	// The file's own errors (an unknown key, a section that is not a
+	// mapping, a null) are the file's, reported with their lines before any
+	// -set touches the tree: never blamed on an unrelated -set argument.
+	lines := map[int]string{}
+	if err := checkKeys(root, reflect.TypeOf(cfg), "", lines); err != nil {
+		return cfg, fmt.Errorf("%s: %w", name, err)
+	}
 	for _, o := range overrides {
 		if err := applyOverride(root, o, reflect.TypeOf(cfg)); err != nil {
 			return cfg, fmt.Errorf("%s: -set %q: %w", name, o, err)
 		}
 	}
-	lines := map[int]string{}
 	if err := checkKeys(root, reflect.TypeOf(cfg), "", lines); err != nil {
 		return cfg, fmt.Errorf("%s: %w", name, err)
 	}

@@ -184,3 +184,22 @@ func TestSolverSettingsCheckedAtValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestFileErrorNotBlamedOnSet: an error in the file itself is reported as
+// the file's (key and line), whatever -set arguments are given.
+func TestFileErrorNotBlamedOnSet(t *testing.T) {
+	src := "dataset: synthetic-images\ntrain: 5\n"
+	_, err := ParseConfig("sect.yaml", []byte(src), []string{"train.steps=2"})
+	wantOneLine(t, "sect", err, "sect.yaml", `key "train" (line 2) must be a mapping`)
+	if err != nil && strings.Contains(err.Error(), "-set") {
+		t.Errorf("%v blames the -set argument", err)
+	}
+	_, err = ParseConfig("sect.yaml", []byte("dataset: synthetic-images\ntrian:\n  steps: 3\n"), []string{"train.steps=2"})
+	wantOneLine(t, "unknown", err, `unknown key "trian" (line 2)`)
+	if err != nil && strings.Contains(err.Error(), "-set") {
+		t.Errorf("%v blames the -set argument", err)
+	}
+	// A -set's own error is still the -set's.
+	_, err = ParseConfig("ok.yaml", []byte("dataset: synthetic-images\n"), []string{"train.stpes=2"})
+	wantOneLine(t, "set", err, `-set "train.stpes=2"`)
+}
