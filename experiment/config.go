@@ -897,6 +897,9 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
+	if err := c.validateDataKeys(); err != nil {
+		return err
+	}
 	t := &c.Train
 	if t.Steps < 1 && !(t.Steps == 0 && c.Model.Kind == "identity") {
 		return bad("train.steps", t.Steps, "must be ≥ 1 (0 only with model.kind identity, which has nothing to train)")
@@ -1054,6 +1057,9 @@ func (c *Config) validateLimits() error {
 		{"transfer.val_ways", tr.ValWays, 2, maxClasses, "classes per validation task"},
 		{"transfer.val_shots", tr.ValShots, 1, maxPerClass, "supports per class of a validation task"},
 	} {
+		if f.key == "data.size" && c.Dataset == "synthetic-images" {
+			continue // 8…256, validateDataKeys
+		}
 		if f.v > f.max {
 			return badKey(f.key, f.v, fmt.Sprintf("too large: want %d…%d (%s)", f.min, f.max, f.why))
 		}
@@ -1070,6 +1076,46 @@ func (c *Config) validateLimits() error {
 			return badKey("train.minisets", t.Minisets, fmt.Sprintf("%d mini-sets of %d points (train.miniset_size %d, 0 = ways × shots = %d×%d) are %d points per step; want at most %d: lower train.minisets or train.miniset_size",
 				t.Minisets, n, t.MinisetSize, c.Ways, c.Shots, t.Minisets*n, maxStepRows))
 		}
+	}
+	return nil
+}
+
+// validateDataKeys refuses a data.* reader setting the data set kind does
+// not read (it would be ignored without a word), naming the key and the
+// kind, and a data.size outside synthetic-images' range.
+func (c *Config) validateDataKeys() error {
+	d, kind := &c.Data, c.Dataset
+	// data.grey converts colour images; the grey data sets (mnist,
+	// omniglot, covid-ct, synthetic-images) already are what it asks for.
+	if d.Grey {
+		switch kind {
+		case "cifar10", "miniimagenet", "imagefolder", "mnist", "omniglot", "covid-ct", "synthetic-images":
+		default:
+			return badKey("data.grey", d.Grey, "converts colour images to grey (cifar10, miniimagenet, imagefolder); dataset is "+kind)
+		}
+	}
+	if d.Size != 0 {
+		switch kind {
+		case "imagefolder", "omniglot", "covid-ct", "miniimagenet":
+		case "synthetic-images":
+			if d.Size < 8 || d.Size > 256 {
+				return badKey("data.size", d.Size, "synthetic-images draws 8…256-pixel images (0 = 28)")
+			}
+		default:
+			return badKey("data.size", d.Size, "resizes the images of imagefolder, omniglot, covid-ct, miniimagenet and synthetic-images; dataset is "+kind)
+		}
+		if kind == "covid-ct" && d.Features == datasets.FeaturesHistogram {
+			return badKey("data.size", d.Size, "covid-ct's histogram features are computed at full resolution (data.features histogram)")
+		}
+	}
+	if d.Synthetic != 0 && !datasets.Synthetic(kind) {
+		return badKey("data.synthetic", d.Synthetic, "is the samples per class of the synthetic-* data sets; dataset is "+kind)
+	}
+	if d.Omniglot != "characters" && kind != "omniglot" {
+		return badKey("data.omniglot", d.Omniglot, "chooses Omniglot's classes; dataset is "+kind)
+	}
+	if (d.Missing == datasets.ImputeMean || d.Missing == datasets.ImputeMode) && kind != "csv" {
+		return badKey("data.missing", d.Missing, "fills the missing cells of a csv data set; dataset is "+kind)
 	}
 	return nil
 }

@@ -203,3 +203,52 @@ func TestFileErrorNotBlamedOnSet(t *testing.T) {
 	_, err = ParseConfig("ok.yaml", []byte("dataset: synthetic-images\n"), []string{"train.stpes=2"})
 	wantOneLine(t, "set", err, `-set "train.stpes=2"`)
 }
+
+// TestInapplicableDataKeysRefused: a data.* key the data set kind does not
+// read is refused naming the key and the kind, as data.onehot is.
+func TestInapplicableDataKeysRefused(t *testing.T) {
+	for _, c := range []struct{ src, set, want string }{
+		{"dataset: csv\ndata_dir: t.csv\n", "data.grey=true", "key data.grey"},
+		{"dataset: npy\ndata_dir: d\n", "data.grey=true", "key data.grey"},
+		{"dataset: synthetic-gauss\n", "data.grey=true", "key data.grey"},
+		{"dataset: lung-cancer\n", "data.grey=true", "key data.grey"},
+		{"dataset: csv\ndata_dir: t.csv\n", "data.size=32", "key data.size"},
+		{"dataset: mnist\n", "data.size=32", "key data.size"},
+		{"dataset: cifar10\n", "data.size=32", "key data.size"},
+		{"dataset: mnist\n", "data.synthetic=50", "key data.synthetic"},
+		{"dataset: mnist\n", "data.omniglot=alphabets", "key data.omniglot"},
+		{"dataset: npy\ndata_dir: d\n", "data.missing=mean", "key data.missing"},
+	} {
+		_, err := ParseConfig("x.yaml", []byte(c.src), []string{c.set})
+		kind := strings.TrimPrefix(strings.SplitN(c.src, "\n", 2)[0], "dataset: ")
+		wantOneLine(t, c.src+" "+c.set, err, c.want, kind)
+	}
+	for _, c := range []struct{ src, set string }{
+		{"dataset: imagefolder\ndata_dir: d\n", "data.grey=true"},
+		{"dataset: cifar10\n", "data.grey=true"},
+		{"dataset: miniimagenet\n", "data.grey=true"},
+		{"dataset: mnist\n", "data.grey=true"}, // grey already: asks for what it is
+		{"dataset: omniglot\n", "data.size=28"},
+		{"dataset: covid-ct\n", "data.size=32"},
+		{"dataset: synthetic-images\n", "data.size=16"},
+		{"dataset: synthetic-gauss\n", "data.synthetic=50"},
+		{"dataset: csv\ndata_dir: t.csv\n", "data.missing=mode"},
+		{"dataset: npy\ndata_dir: d\n", "data.missing=error"},
+		{"dataset: mnist\n", "data.omniglot=characters"},
+	} {
+		if _, err := ParseConfig("x.yaml", []byte(c.src), []string{c.set}); err != nil {
+			t.Errorf("%q %s: %v", c.src, c.set, err)
+		}
+	}
+}
+
+// TestDataSizeNamedForSynthetic: a synthetic-images size out of its range
+// (and any absurd data.size) names the key data.size.
+func TestDataSizeNamedForSynthetic(t *testing.T) {
+	_, err := ParseConfig("x.yaml", []byte("dataset: synthetic-images\n"), []string{"data.size=100000"})
+	wantOneLine(t, "synthetic", err, "key data.size = 100000", "8…256")
+	_, err = ParseConfig("x.yaml", []byte("dataset: synthetic-images\n"), []string{"data.size=4"})
+	wantOneLine(t, "synthetic small", err, "key data.size = 4", "8…256")
+	_, err = ParseConfig("x.yaml", []byte("dataset: imagefolder\ndata_dir: d\n"), []string{"data.size=100000"})
+	wantOneLine(t, "imagefolder", err, "key data.size = 100000")
+}
