@@ -150,8 +150,12 @@ func forFit(cfg Config, d *datasets.Dataset, trainIdx []int) (Config, error) {
 // warning, recorded in results.json). Every class needs two samples (one
 // held out, one to learn from).
 func fitFolds(cfg Config, d *datasets.Dataset, trainIdx []int) (folds int, note string, err error) {
+	count := make([]int, len(d.Classes))
+	for _, i := range trainIdx {
+		count[d.Labels[i]]++
+	}
 	if cfg.Shots < 2 {
-		return 0, "", fmt.Errorf("fit: no test part and a class with %d training sample: cross-validation needs at least 2 per class", cfg.Shots)
+		return 0, "", oneSampleClasses(cfg, d, count)
 	}
 	if cfg.Train.CVFolds == 0 {
 		return len(trainIdx), "", nil
@@ -159,12 +163,39 @@ func fitFolds(cfg Config, d *datasets.Dataset, trainIdx []int) (folds int, note 
 	if folds = cfg.Train.CVFolds; folds <= cfg.Shots {
 		return folds, "", nil
 	}
-	count := make([]int, len(d.Classes))
-	for _, i := range trainIdx {
-		count[d.Labels[i]]++
-	}
 	small := d.Classes[slices.Index(count, cfg.Shots)]
 	return cfg.Shots, fmt.Sprintf("train.cv_folds = %d capped at %d folds: class %q has %d training samples, and each fold holds every class (train.cv_folds: 0 is leave-one-out)", folds, cfg.Shots, small, cfg.Shots), nil
+}
+
+// oneSampleClasses is the error of a fit without a test part whose
+// training part has classes of one sample (count: samples per class): it
+// names the first of them as the reader gave it, how many there are, the
+// data file or folder and, for a csv table, the label column.
+func oneSampleClasses(cfg Config, d *datasets.Dataset, count []int) error {
+	var ones []string
+	for c, k := range count {
+		if k < 2 {
+			ones = append(ones, d.Classes[c])
+		}
+	}
+	if len(ones) == 0 { // not reached: cfg.Shots is the smallest count
+		ones = append(ones, "?")
+	}
+	which := fmt.Sprintf("class %q has", ones[0])
+	if len(ones) > 1 {
+		which = fmt.Sprintf("%d of the %d classes (%q, %q, …) have", len(ones), len(count), ones[0], ones[1])
+	}
+	src := fmt.Sprintf("%s data %s", cfg.Dataset, cfg.DataDir)
+	hint := "add samples to such classes, or give a test part (a split folder)"
+	if cfg.Dataset == "csv" {
+		if cfg.Data.Label != "" {
+			src += fmt.Sprintf(" (label column %q)", cfg.Data.Label)
+		} else {
+			src += " (label column: the last; data.label names another)"
+		}
+		hint = "add rows to such classes, or check that the label column holds the classes"
+	}
+	return fmt.Errorf("fit: %s: %s 1 training sample and there is no test part: cross-validation needs at least 2 per class (%s)", src, which, hint)
 }
 
 // RunFit runs protocol fit on the data set d (see the package comment on
