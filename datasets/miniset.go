@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 )
 
@@ -35,6 +36,9 @@ type MiniSetSampler struct {
 	// among classes m…M−1 within their bounds; each row is rescaled to keep
 	// the numbers finite (only ratios within a row are used).
 	ways [][]float64
+	// logWays replaces ways (nil then) when the rescaled counts underflow:
+	// the logarithms of the counts.
+	logWays [][]float64
 }
 
 // NewMiniSetSampler prepares draws of size-n′ mini-sets from points with
@@ -88,11 +92,72 @@ func NewMiniSetSampler(labels []int, classes, size int) (*MiniSetSampler, error)
 		}
 		s.ways[m] = row
 	}
-	if s.ways[0][size] <= 0 {
+	if s.underflows() {
+		// Many classes: the counts of a row span more than float64's range
+		// (3000 classes of 2 points: up to 2³⁰⁰⁰ ways in the middle of a
+		// row, 1 at its ends), and feasible states rounded to zero. The
+		// table is kept in logarithms instead; the linear table stays the
+		// one used whenever it is exact, so its draws do not change.
+		s.ways, s.logWays = nil, logWaysTable(byClass, size)
+	}
+	if s.ways != nil && s.ways[0][size] <= 0 || s.logWays != nil && math.IsInf(s.logWays[0][size], -1) {
 		// Unreachable given the checks above; kept as a guard.
 		return nil, fmt.Errorf("mini-set: no split of %d points respects the class sizes", size)
 	}
 	return s, nil
+}
+
+// underflows reports whether a feasible state of the linear table rounded
+// to zero: ways[m][t] must be positive for every t from M−m (a point per
+// class) to the points classes m…M−1 hold (at most n′).
+func (s *MiniSetSampler) underflows() bool {
+	M := len(s.byClass)
+	hold := 0
+	for m := M - 1; m >= 0; m-- {
+		hold += len(s.byClass[m])
+		for t := M - m; t <= min(hold, s.size); t++ {
+			if s.ways[m][t] <= 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// logWaysTable is the table of ways in natural logarithms (−Inf: none),
+// each row's sums taken by log-sum-exp about the largest term.
+func logWaysTable(byClass [][]int, size int) [][]float64 {
+	M := len(byClass)
+	lw := make([][]float64, M+1)
+	lw[M] = make([]float64, size+1)
+	for t := 1; t <= size; t++ {
+		lw[M][t] = math.Inf(-1)
+	}
+	for m := M - 1; m >= 0; m-- {
+		next, row := lw[m+1], make([]float64, size+1)
+		row[0] = math.Inf(-1)
+		for t := 1; t <= size; t++ {
+			row[t] = logSumExp(next, t-min(len(byClass[m]), t), t-1)
+		}
+		lw[m] = row
+	}
+	return lw
+}
+
+// logSumExp is log Σ exp(x[i]) for i = lo…hi.
+func logSumExp(x []float64, lo, hi int) float64 {
+	top := math.Inf(-1)
+	for _, v := range x[lo : hi+1] {
+		top = max(top, v)
+	}
+	if math.IsInf(top, -1) {
+		return top
+	}
+	sum := 0.0
+	for _, v := range x[lo : hi+1] {
+		sum += math.Exp(v - top)
+	}
+	return top + math.Log(sum)
 }
 
 // Size returns n′.
@@ -103,25 +168,44 @@ func (s *MiniSetSampler) Split(rng *rand.Rand) []int {
 	M := len(s.byClass)
 	counts := make([]int, M)
 	left := s.size
+	var w []float64
 	for m := 0; m < M; m++ {
 		hi := min(len(s.byClass[m]), left)
 		if m == M-1 {
 			counts[m] = left
 			break
 		}
-		next := s.ways[m+1]
+		// w[v]: the weight of n_m = v, the ways to split the rest
+		w = w[:0]
+		w = append(w, 0)
+		if s.logWays == nil {
+			next := s.ways[m+1]
+			for v := 1; v <= hi; v++ {
+				w = append(w, next[left-v])
+			}
+		} else {
+			// relative to the largest, from the log table
+			lw := s.logWays[m+1]
+			top := math.Inf(-1)
+			for v := 1; v <= hi; v++ {
+				top = max(top, lw[left-v])
+			}
+			for v := 1; v <= hi; v++ {
+				w = append(w, math.Exp(lw[left-v]-top))
+			}
+		}
 		total := 0.0
-		for v := 1; v <= hi; v++ {
-			total += next[left-v]
+		for _, x := range w[1:] {
+			total += x
 		}
 		u := rng.Float64() * total
 		pick := 0
 		for v := 1; v <= hi; v++ {
-			if next[left-v] <= 0 {
+			if w[v] <= 0 {
 				continue
 			}
 			pick = v
-			u -= next[left-v]
+			u -= w[v]
 			if u < 0 {
 				break
 			}

@@ -226,3 +226,78 @@ func BenchmarkMiniSetSampler(b *testing.B) {
 		}
 	})
 }
+
+// Many classes: 3000 classes of 2 points. The number of splits of a row
+// spans more than float64's range (1 at n′ = M or n′ = all points, about
+// 2³⁰⁰⁰ in between), so the rescaled linear table rounded feasible states
+// to zero and n′ = 6000 (the only split: every class 2) was refused. The
+// log table serves every n′ from M to all points, forced splits exactly.
+func TestMiniSetManyClasses(t *testing.T) {
+	const M = 3000
+	avail := make([]int, M)
+	for m := range avail {
+		avail[m] = 2
+	}
+	labels := labelsFor(avail...)
+	rng := rand.New(rand.NewSource(7))
+	for _, size := range []int{M, M + 1, 4500, 2*M - 1, 2 * M} {
+		s, err := NewMiniSetSampler(labels, M, size)
+		if err != nil {
+			t.Fatalf("n′ = %d: %v", size, err)
+		}
+		for k := 0; k < 3; k++ {
+			checkMiniSet(t, labels, avail, size, s.Draw(rng))
+		}
+	}
+	// with 3000 classes, the first class's count is uniform over its
+	// feasible values too: at n′ = 4500 half the classes take 2, so
+	// n₀ = 2 in about half of the draws
+	s, err := NewMiniSetSampler(labels, M, 4500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := 0
+	const draws = 2000
+	for k := 0; k < draws; k++ {
+		if s.Split(rng)[0] == 2 {
+			two++
+		}
+	}
+	if f := float64(two) / draws; f < 0.45 || f > 0.55 {
+		t.Fatalf("n₀ = 2 in %.3f of the draws, want ≈ 0.5", f)
+	}
+}
+
+// The log table draws the same splits in distribution as the linear one:
+// forced to the log path on the small case of TestMiniSetSplitUniform
+// (class sizes 2, 3, 4, n′ = 6), every feasible split is drawn about
+// equally often.
+// The log table draws the same splits in distribution as the linear one:
+// forced to the log path on the small case of TestMiniSetSplitUniform
+// (class sizes 2, 3, 4, n′ = 6), every feasible split is drawn about
+// equally often.
+func TestMiniSetLogTableUniform(t *testing.T) {
+	avail := []int{2, 3, 4}
+	s, err := NewMiniSetSampler(labelsFor(avail...), 3, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.ways, s.logWays = nil, logWaysTable(s.byClass, 6)
+	rng := rand.New(rand.NewSource(11))
+	count := map[string]int{}
+	const n = 12000
+	for k := 0; k < n; k++ {
+		count[fmt.Sprint(s.Split(rng))]++
+	}
+	if len(count) != 6 {
+		t.Fatalf("drew splits %v, want the 6 feasible", count)
+	}
+	chi := 0.0
+	for _, c := range count {
+		e := float64(n) / 6
+		chi += (float64(c) - e) * (float64(c) - e) / e
+	}
+	if chi > 30 {
+		t.Fatalf("split counts %v, chi-square %.1f", count, chi)
+	}
+}
