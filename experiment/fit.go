@@ -139,46 +139,7 @@ func forFit(cfg Config, d *datasets.Dataset, trainIdx []int) (Config, error) {
 	if s := cfg.Train.MinisetSize; s > n {
 		return cfg, configErr(fmt.Errorf("key train.miniset_size = %d: larger than the %d training samples", s, n))
 	}
-	if err := fitMinisets(cfg, d, trainIdx); err != nil {
-		return cfg, configErr(err)
-	}
 	return cfg, nil
-}
-
-// fitMinisets checks that Algorithm 1 can draw the mini-sets the training
-// on trainIdx would (TrainSettings: train.miniset_size, 0 = FitMinisetSize)
-// — every class in each, within its size; with thousands of small classes
-// no such split may be drawable (datasets.NewMiniSetSampler) — and says so
-// naming train.miniset_size, the classes and the points, and a size that
-// works when one between them does.
-func fitMinisets(cfg Config, d *datasets.Dataset, trainIdx []int) error {
-	if cfg.Train.Steps == 0 || cfg.ModelKind(d.Shape) == string(model.Identity) {
-		return nil // nothing is trained: no mini-sets
-	}
-	n, m := len(trainIdx), len(d.Classes)
-	labels := make([]int, n)
-	for k, i := range trainIdx {
-		labels[k] = d.Labels[i]
-	}
-	size := cfg.TrainSettings(cfg.Train.Theta, cfg.Seed, n).MinisetSize
-	if _, err := datasets.NewMiniSetSampler(labels, m, size); err == nil {
-		return nil
-	}
-	what := fmt.Sprintf("key train.miniset_size = %d", cfg.Train.MinisetSize)
-	if cfg.Train.MinisetSize == 0 {
-		what += fmt.Sprintf(" (10 per class, at most all points: %d)", size)
-	}
-	fix := "use fewer classes (is the label column the classes?)"
-	for _, try := range []int{(m + n) / 2, (3*m + n) / 4, (m + 3*n) / 4} {
-		if try == size || try < m || try > n {
-			continue
-		}
-		if _, err := datasets.NewMiniSetSampler(labels, m, try); err == nil {
-			fix = fmt.Sprintf("-set train.miniset_size=%d (between the classes and the points) can be drawn; or use fewer classes", try)
-			break
-		}
-	}
-	return fmt.Errorf("fit: %s: no mini-set of %d points can be drawn holding each of the %d classes within its size from the %d training points; %s", what, size, m, n, fix)
 }
 
 // fitFolds is the number of cross-validation folds of a fit without a
