@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/drknn/drknn/internal/filekind"
 )
 
 // CSVOptions selects the label column of a CSV table.
@@ -385,7 +386,7 @@ func ReadCSV(path string, opts CSVOptions) (*Dataset, error) {
 	if fi, err := f.Stat(); err != nil {
 		return nil, classify(fmt.Errorf("csv: %w", err))
 	} else if !fi.Mode().IsRegular() {
-		return nil, corruptf("csv: %s: not a regular file (%s); data_dir names a .csv file or a folder holding one", path, FileKind(fi.Mode()))
+		return nil, corruptf("csv: %s: not a regular file (%s); data_dir names a .csv file or a folder holding one", path, filekind.Of(fi.Mode()))
 	}
 	d, err := ParseCSV(f, filepath.Base(path), opts)
 	if err != nil {
@@ -395,24 +396,6 @@ func ReadCSV(path string, opts CSVOptions) (*Dataset, error) {
 		return nil, corruptf("csv: %s: %w", path, err)
 	}
 	return d, nil
-}
-
-// FileKind names what a file that is not a regular file is ("a character
-// device", "a named pipe"), for messages refusing one.
-func FileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a folder"
-	}
-	return "mode " + m.String()
 }
 
 // Impute modes for missing feature values (the YAML key data.missing).

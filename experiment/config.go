@@ -18,6 +18,7 @@ import (
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/errkind"
+	"github.com/drknn/drknn/internal/filekind"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
 	"gopkg.in/yaml.v3"
@@ -326,22 +327,7 @@ func readConfigFile(path string) ([]byte, error) {
 }
 
 func notConfigFile(path string, m fs.FileMode) error {
-	return errkind.Mark(errNotConfigFile, fmt.Errorf("config: %s is not a regular file (%s); a config is a YAML file of a few KB", path, fileKind(m)))
-}
-
-// fileKind names the type of a file that is not regular.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a fifo"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return m.Type().String()
+	return errkind.Mark(errNotConfigFile, fmt.Errorf("config: %s is not a regular file (%s); a config is a YAML file of a few KB", path, filekind.Of(m)))
 }
 
 // missingConfig is the error of a config that is neither a file nor a

@@ -21,6 +21,7 @@ import (
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/errkind"
+	"github.com/drknn/drknn/internal/filekind"
 	"github.com/drknn/drknn/internal/npy"
 	"github.com/drknn/drknn/internal/par"
 	_ "golang.org/x/image/bmp"  // registered for image.DecodeConfig
@@ -376,7 +377,7 @@ func (m *Model) csvSamples(ctx context.Context, path string) ([]sample, error) {
 	if fi, err := file.Stat(); err != nil {
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s: not a regular file (%s)", ErrInput, path, datasets.FileKind(fi.Mode()))
+		return nil, fmt.Errorf("%w: %s: not a regular file (%s)", ErrInput, path, filekind.Of(fi.Mode()))
 	}
 	return m.readCSVSamplesContext(ctx, file, path, f, features)
 }

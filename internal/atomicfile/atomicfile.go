@@ -17,6 +17,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/drknn/drknn/internal/filekind"
 )
 
 // ErrNotRegular is wrapped by the refusal of a target that exists and is
@@ -58,7 +60,7 @@ func target(path string) (string, error) {
 		real = r
 	}
 	if !fi.Mode().IsRegular() {
-		return "", notRegular{path, kind(fi.Mode())}
+		return "", notRegular{path, filekind.Of(fi.Mode())}
 	}
 	return real, nil
 }
@@ -71,23 +73,6 @@ func (e notRegular) Error() string {
 }
 
 func (e notRegular) Is(target error) bool { return target == ErrNotRegular }
-
-// kind names what a file that is not regular is.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
-}
 
 // Write calls fill with a temporary file in path's folder and, if fill and
 // the sync succeed, renames it to path (through a symbolic link: to its
