@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/drknn/drknn/internal/datadir"
+	"github.com/drknn/drknn/internal/fixtures"
 )
 
 // TestTableDataInsideOut: a table whose data_dir lies inside its -out
@@ -62,19 +62,10 @@ func TestTableDataInsideOut(t *testing.T) {
 	}
 }
 
-// snapshotFiles is every file under dir by its path relative to dir.
+// snapshotFiles is every file under dir by its path relative to dir (fixtures.Tree).
 func snapshotFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	files := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		files[rel] = b
-		return err
-	})
+	files, err := fixtures.Tree(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

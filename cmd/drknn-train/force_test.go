@@ -3,27 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drknn/drknn/internal/fixtures"
 )
 
-// snapshot is every file under dir by its path relative to dir, with its
-// bytes.
+// snapshot is every file under dir by its path relative to dir (fixtures.Tree).
 func snapshot(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	files := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		files[rel] = b
-		return err
-	})
+	files, err := fixtures.Tree(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
