@@ -241,6 +241,50 @@ type Replaced struct {
 	dir     string // the run folder
 	aside   string // dir/ReplacedDir, "" when nothing was set aside
 	restore bool   // -force: a new run that fails gives the earlier run back
+	kind    replacedKind
+}
+
+// replacedKind is what a folder set aside by -force holds: a run folder's
+// run outputs (runKind), or a transfer table's base-class training
+// (trainingKind).
+type replacedKind struct {
+	what string // the messages' word: "run", "training"
+	// entries are the names of what the run made in dir, present or not
+	// (the set-aside folder itself never among them).
+	entries func(dir string) []string
+	// finished reports whether the run in dir had finished: then a
+	// set-aside there is older than it, and it is the run to set aside.
+	finished func(dir string) bool
+}
+
+// runKind is a run folder's: its run outputs (runEntries); finished when
+// results.json is there.
+var runKind = replacedKind{
+	what:    "run",
+	entries: func(string) []string { return runEntries },
+	finished: func(dir string) bool {
+		_, err := os.Stat(filepath.Join(dir, "results.json"))
+		return err == nil
+	},
+}
+
+// trainingKind is a transfer table's training folder OUT/train/<data set>,
+// whose every entry (the objectives' folders) is the training's. Nothing
+// in it says the training was used by a finished cell, so a set-aside
+// found there is always the earlier training still to be replaced.
+var trainingKind = replacedKind{
+	what: "training",
+	entries: func(dir string) []string {
+		ents, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range ents {
+			if e.Name() != ReplacedDir {
+				names = append(names, e.Name())
+			}
+		}
+		return names
+	},
+	finished: func(string) bool { return false },
 }
 
 // Aside is the folder that holds the earlier run ("" when none).
@@ -255,39 +299,46 @@ func (r *Replaced) Aside() string { return r.aside }
 // stopped run left is removed, unless the stopped run had finished
 // (results.json): then it is that run which is set aside. A missing or
 // empty dir has nothing to set aside.
-func ReplaceRunDir(dir string) (*Replaced, error) {
-	r := &Replaced{dir: dir, restore: true}
+func ReplaceRunDir(dir string) (*Replaced, error) { return replaceDir(dir, runKind) }
+
+// replaceTrainDir is ReplaceRunDir for a transfer table's training folder
+// (trainingKind): everything in it is set aside, and a set-aside already
+// there is kept (what a stopped -force run trained is removed).
+func replaceTrainDir(dir string) (*Replaced, error) { return replaceDir(dir, trainingKind) }
+
+func replaceDir(dir string, kind replacedKind) (*Replaced, error) {
+	r := &Replaced{dir: dir, restore: true, kind: kind}
 	if _, err := os.ReadDir(dir); errors.Is(err, fs.ErrNotExist) {
 		return r, nil
 	} else if err != nil {
-		return nil, fmt.Errorf("run folder: %w", err)
+		return nil, fmt.Errorf("%s folder: %w", kind.what, err)
 	}
 	aside := filepath.Join(dir, ReplacedDir)
 	_, err := os.Lstat(aside)
 	hasAside := err == nil
-	if _, err := os.Stat(filepath.Join(dir, "results.json")); err == nil && hasAside {
+	if hasAside && kind.finished(dir) {
 		if err := os.RemoveAll(aside); err != nil {
-			return nil, fmt.Errorf("run folder: %w", err)
+			return nil, fmt.Errorf("%s folder: %w", kind.what, err)
 		}
 		hasAside = false
 	}
 	if hasAside {
-		for _, name := range runEntries {
+		for _, name := range kind.entries(dir) {
 			if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
-				return nil, fmt.Errorf("run folder: %w", err)
+				return nil, fmt.Errorf("%s folder: %w", kind.what, err)
 			}
 		}
 		r.aside = aside
 		return r, nil
 	}
 	var moved []string
-	for _, name := range runEntries {
+	for _, name := range kind.entries(dir) {
 		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
 			continue
 		}
 		if moved == nil {
 			if err := os.Mkdir(aside, 0o755); err != nil {
-				return nil, fmt.Errorf("run folder: setting the earlier run aside: %w", err)
+				return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
 			}
 		}
 		if err := os.Rename(filepath.Join(dir, name), filepath.Join(aside, name)); err != nil {
@@ -295,7 +346,7 @@ func ReplaceRunDir(dir string) (*Replaced, error) {
 				os.Rename(filepath.Join(aside, m), filepath.Join(dir, m))
 			}
 			os.Remove(aside)
-			return nil, fmt.Errorf("run folder: setting the earlier run aside: %w", err)
+			return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
 		}
 		moved = append(moved, name)
 	}
@@ -308,8 +359,13 @@ func ReplaceRunDir(dir string) (*Replaced, error) {
 // ResumedRunDir is the Replaced of a run -resume continues in dir: the
 // run a stopped -force run replaces, when there is one, which Settle
 // deletes once the resumed run has finished (and keeps otherwise).
-func ResumedRunDir(dir string) *Replaced {
-	r := &Replaced{dir: dir}
+func ResumedRunDir(dir string) *Replaced { return resumedDir(dir, runKind) }
+
+// resumedTrainDir is ResumedRunDir for a transfer table's training folder.
+func resumedTrainDir(dir string) *Replaced { return resumedDir(dir, trainingKind) }
+
+func resumedDir(dir string, kind replacedKind) *Replaced {
+	r := &Replaced{dir: dir, kind: kind}
 	if st, err := os.Lstat(filepath.Join(dir, ReplacedDir)); err == nil && st.IsDir() {
 		r.aside = filepath.Join(dir, ReplacedDir)
 	}
@@ -326,18 +382,23 @@ func (r *Replaced) Settle(runErr error) error {
 	if r == nil || r.aside == "" {
 		return runErr
 	}
+	kind := r.kind
+	if kind.entries == nil {
+		kind = runKind
+	}
+	what := kind.what
 	switch {
 	case runErr == nil:
 		if err := os.RemoveAll(r.aside); err != nil {
-			return fmt.Errorf("run folder: removing the replaced run: %w", err)
+			return fmt.Errorf("%s folder: removing the replaced %s: %w", what, what, err)
 		}
 		return nil
 	case errors.Is(runErr, context.Canceled) || !r.restore:
-		return fmt.Errorf("%w; the run this one replaces is kept in %s until it finishes", runErr, r.aside)
+		return fmt.Errorf("%w; the %s this one replaces is kept in %s until it finishes", runErr, what, r.aside)
 	}
-	for _, name := range runEntries {
+	for _, name := range kind.entries(r.dir) {
 		if err := os.RemoveAll(filepath.Join(r.dir, name)); err != nil {
-			return fmt.Errorf("%w; restoring the earlier run from %s: %w", runErr, r.aside, err)
+			return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, r.aside, err)
 		}
 	}
 	ents, err := os.ReadDir(r.aside)
@@ -350,7 +411,7 @@ func (r *Replaced) Settle(runErr error) error {
 		err = os.Remove(r.aside)
 	}
 	if err != nil {
-		return fmt.Errorf("%w; restoring the earlier run from %s: %w", runErr, r.aside, err)
+		return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, r.aside, err)
 	}
-	return fmt.Errorf("%w; the earlier run in %s is restored (-force replaces it only when the new run finishes)", runErr, r.dir)
+	return fmt.Errorf("%w; the earlier %s in %s is restored (-force replaces it only when the new %s finishes)", runErr, what, r.dir, what)
 }

@@ -94,9 +94,17 @@ func (o TransferOutcome) Failures() []string { return cellFailures(o.Cell.Name()
 // results record (TransferOutcome.Failures). Writes
 // OutDir/transfer.md and OutDir/transfer.csv. opts.Resume reuses the cells
 // whose results.json was made with the cell's config (another config is an
-// ErrConfig) and continues stopped trainings; without it the training
-// folders are started afresh.
-func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome, error) {
+// ErrConfig) and continues stopped trainings. Without it (-force) every
+// selected cell and the training of its data set start afresh, but nothing
+// earlier is deleted before it is replaced: the earlier training waits in
+// OutDir/train/<data set>/.replaced-run (ReplacedDir) until a cell of that
+// data set has finished, and a cell's earlier run in its own folder's
+// (ReplaceRunDir) until the cell has; a cell that fails gets its earlier
+// run back, and when every cell of a data set fails so does the training
+// (the last one's failure says so). Interrupted, both stay aside (the
+// error names where) and a later -resume deletes them once it finishes;
+// another -force keeps them (ReplaceRunDir).
+func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutcome, err error) {
 	resume := opts.Resume
 	start := time.Now()
 	notify := serial(opts.Observer)
@@ -123,9 +131,37 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 	var outs []TransferOutcome
 	cache := map[string]*datasets.Dataset{}
 	loadErr := map[string]error{}
-	cleaned := map[string]bool{}
+	selected := func(c TransferCell) bool {
+		return len(opts.Only) == 0 || containsString(opts.Only, c.Name()) || containsString(opts.Only, c.Dataset)
+	}
+	// The last cell of each data set: when it fails and no cell of the
+	// data set has finished, the earlier training is put back.
+	last := map[string]string{}
 	for _, cell := range TransferCells() {
-		if len(opts.Only) > 0 && !containsString(opts.Only, cell.Name()) && !containsString(opts.Only, cell.Dataset) {
+		if selected(cell) {
+			last[cell.Dataset] = cell.Name()
+		}
+	}
+	// The training folders, in the order the cells first used them, with
+	// the earlier training each replaces. A run that stops with an error
+	// settles those no finished cell has settled: interrupted, the earlier
+	// training stays aside for -resume; failed under -force, it is put
+	// back.
+	trainings := map[string]*tableTraining{}
+	var trainOrder []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for _, dir := range trainOrder {
+			if tr := trainings[dir]; !tr.settled {
+				tr.settled = true
+				err = tr.Settle(err)
+			}
+		}
+	}()
+	for _, cell := range TransferCells() {
+		if !selected(cell) {
 			continue
 		}
 		path := paths[cell.Dataset+"-transfer.yaml"]
@@ -183,12 +219,27 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 				continue
 			}
 		}
+		// The first cell of a data set to run trains afresh under -force:
+		// the earlier training is set aside until a cell of the data set
+		// has finished (replaceTrainDir), and so is the cell's earlier run
+		// in its folder (ReplaceRunDir), as RunTable does.
 		trainDir := filepath.Join(opts.OutDir, "train", cell.Dataset)
-		if !resume && !cleaned[trainDir] {
-			if err := os.RemoveAll(trainDir); err != nil {
-				return nil, fmt.Errorf("transfer table: %w", err)
+		tr := trainings[trainDir]
+		if tr == nil {
+			tr = &tableTraining{Replaced: resumedTrainDir(trainDir)}
+			if !resume {
+				if tr.Replaced, err = replaceTrainDir(trainDir); err != nil {
+					return nil, fmt.Errorf("transfer table: %w", err)
+				}
 			}
-			cleaned[trainDir] = true
+			trainings[trainDir] = tr
+			trainOrder = append(trainOrder, trainDir)
+		}
+		replaced := ResumedRunDir(dir)
+		if !resume {
+			if replaced, err = ReplaceRunDir(dir); err != nil {
+				return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+			}
 		}
 		notify(CellStarted{Name: cell.Name(), Dir: dir, Config: o.Config})
 		// The first cell of a data set trains; the others find its
@@ -196,6 +247,20 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 		res, err := RunTransferData(ctx, cfg, d, TransferOptions{Options: Options{OutDir: dir, Resume: true, Observer: notify}, TrainDir: trainDir})
 		if err == nil && res == nil {
 			err = errors.New("no results and no error (a bug: the cell would pass for skipped)")
+		}
+		err = replaced.Settle(err)
+		switch {
+		case err == nil && !tr.settled:
+			// A cell finished, its training too: the earlier one goes.
+			tr.settled = true
+			if err := tr.Settle(nil); err != nil {
+				return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+			}
+		case err != nil && ctx.Err() == nil && !tr.settled && cell.Name() == last[cell.Dataset]:
+			// Every cell of the data set failed: the earlier training is
+			// put back (-force), or kept aside (-resume).
+			tr.settled = true
+			err = tr.Settle(err)
 		}
 		if err != nil && ctx.Err() != nil {
 			return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err) // interrupted: no table
@@ -217,6 +282,15 @@ func RunTransferTable(ctx context.Context, opts TableOptions) ([]TransferOutcome
 		return nil, err
 	}
 	return outs, nil
+}
+
+// tableTraining is a training folder of the transfer table while it runs:
+// the earlier training it replaces (none, or the one a stopped -force run
+// set aside), settled by the first cell of the data set that finishes, or
+// by the last one failing.
+type tableTraining struct {
+	*Replaced
+	settled bool
 }
 
 func containsString(list []string, s string) bool {

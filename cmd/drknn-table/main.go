@@ -21,7 +21,9 @@
 // -transfer runs the transfer table instead (protocol transfer,
 // configs/<data set>-transfer.yaml; experiment.RunTransferTable) and
 // writes transfer.md and transfer.csv; its -resume continues stopped
-// trainings.
+// trainings. Its -force keeps a data set's earlier base-class training
+// (OUT/train/<data set>, in its .replaced-run/) until a cell of that data
+// set has finished, and puts it back if every cell of it fails.
 //
 // A method that fails on a repeat (or task), a repeat that fails as a
 // whole, and a cell that fails as a whole (every repeat failed) are
