@@ -9,6 +9,17 @@ import (
 // its working memory.
 const embedChunk = 128
 
+// EmbedChunk is the number of samples Embed runs through the network at
+// a time, from the first. Embedding consecutive slices of x whose sizes
+// are whole multiples of it (the last one any size) gives Embed's
+// embeddings of all of x bit for bit: the same batches are formed.
+func (net *Net) EmbedChunk() int {
+	if net.cfg.Kind == Conv4 {
+		return conv4EmbedChunk(net.cfg)
+	}
+	return embedChunk
+}
+
 // Embed maps n samples x (n×InSize row-major, pixels scaled as in
 // training) to their embeddings (n×Dim row-major). It runs the same
 // kernels as the graph built by Apply, without Gorgonia; a Conv4 net runs

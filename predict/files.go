@@ -111,10 +111,12 @@ func (m *Model) PredictFiles(in Inputs, o Options) ([]Prediction, error) {
 	return m.PredictFilesContext(context.Background(), in, o)
 }
 
-// PredictFilesContext is PredictFiles stopped by ctx: the reading of the
-// inputs checks it between rows and images, the rest between its phases
-// (read, embed, classify); a cancelled run returns ctx's error and no
-// predictions.
+// PredictFilesContext is PredictFiles stopped by ctx: it is checked
+// between its phases (read, embed, classify), while reading between rows
+// and images, while embedding between the network's batches and while
+// classifying between chunks of queries (a few milliseconds of work each);
+// a cancelled run returns ctx's error and no predictions. The chunks do
+// not change the predictions.
 func (m *Model) PredictFilesContext(ctx context.Context, in Inputs, o Options) ([]Prediction, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -197,7 +199,7 @@ func (m *Model) classifySamples(ctx context.Context, samples []sample, c eval.Vo
 	if len(ok) == 0 {
 		return out, nil
 	}
-	q, err := net.Embed(good, len(ok))
+	q, err := embedContext(ctx, net, good, len(ok))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +222,7 @@ func (m *Model) classifySamples(ctx context.Context, samples []sample, c eval.Vo
 	if len(ok) == 0 {
 		return out, nil
 	}
-	preds, err := m.classify(c, goodQ, len(ok), names)
+	preds, err := m.classifyContext(ctx, c, goodQ, len(ok), names)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +282,7 @@ func (m *Model) predictEmbeddings(ctx context.Context, path string, c eval.Voter
 	if len(ok) == 0 {
 		return out, nil
 	}
-	preds, err := m.classify(c, good, len(ok), names)
+	preds, err := m.classifyContext(ctx, c, good, len(ok), names)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package predict
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -247,13 +248,40 @@ func (m *Model) Classify(q []float64, nq int, names []string, o Options) ([]Pred
 	return m.vote(c, q, nq, names)
 }
 
-// classify is Classify with the classifier c (Classifier's) already built:
-// PredictFiles builds it once, before reading any input.
-func (m *Model) classify(c eval.Voter, q []float64, nq int, names []string) ([]Prediction, error) {
+// classifyCheckWork is about how many coordinate differences (queries ×
+// training points × width) are voted on between checks of the context: a
+// few milliseconds of work.
+const classifyCheckWork = 1 << 22
+
+// classifyContext is Classify with the classifier c (Classifier's) already
+// built — PredictFiles builds it once, before reading any input — and
+// stopped by ctx, checked before each chunk of queries (each about
+// classifyCheckWork of distances). Each query's votes depend on it alone,
+// so the chunks do not change them.
+func (m *Model) classifyContext(ctx context.Context, c eval.Voter, q []float64, nq int, names []string) ([]Prediction, error) {
 	if err := m.checkBatch(q, nq, names); err != nil {
 		return nil, err
 	}
-	return m.vote(c, q, nq, names)
+	if names == nil {
+		names = make([]string, nq)
+		for i := range names {
+			names[i] = fmt.Sprint(i)
+		}
+	}
+	chunk := max(1, classifyCheckWork/max(1, m.N*m.D))
+	out := make([]Prediction, 0, nq)
+	for lo := 0; lo < nq; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(nq, lo+chunk)
+		p, err := m.vote(c, q[lo*m.D:hi*m.D], hi-lo, names[lo:hi])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
+	}
+	return out, nil
 }
 
 // checkBatch reports embeddings that do not fit the model, or names that
@@ -304,6 +332,31 @@ func (m *Model) Embed(x []float32, n int) ([]float64, error) {
 		return nil, err
 	}
 	return net.Embed(x, n)
+}
+
+// embedContext is net.Embed of n samples x stopped by ctx, checked before
+// each of the network's batches (net.EmbedChunk samples): the batches are
+// those of one call, so are the embeddings, bit for bit.
+func embedContext(ctx context.Context, net *model.Net, x []float32, n int) ([]float64, error) {
+	in := net.Config().InSize()
+	if len(x) != n*in || nonFinite32(x) >= 0 {
+		return net.Embed(x, n) // its error, naming the sample
+	}
+	chunk := max(1, net.EmbedChunk())
+	d := net.Dim()
+	out := make([]float64, 0, n*d)
+	for lo := 0; lo < n; lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hi := min(n, lo+chunk)
+		e, err := net.Embed(x[lo*in:hi*in], hi-lo)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e...)
+	}
+	return out, nil
 }
 
 // netInput returns the network and n samples x as it takes them: their
