@@ -100,6 +100,18 @@ func (e *Embedding) Net() *model.Net { return e.net }
 // training) and returns the Model that votes with it, k capped at the
 // smallest class's size.
 func (e *Embedding) Fit(x []float32, n int, labels []int, names []string) (*Model, error) {
+	return e.FitContext(context.Background(), x, n, labels, names)
+}
+
+// FitContext is Fit stopped by ctx: it is checked between the network's
+// batches of support samples and between the phases (embedding, costs,
+// LFD). The LFD is one solve that runs to its end once started (about a
+// second for 1,000 support samples). A cancelled fit returns ctx's error
+// and no Model.
+func (e *Embedding) FitContext(ctx context.Context, x []float32, n int, labels []int, names []string) (*Model, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if n < 2 || len(labels) != n {
 		return nil, fmt.Errorf("%w: %d labels for %d support samples (want ≥ 2)", ErrInput, len(labels), n)
 	}
@@ -131,8 +143,11 @@ func (e *Embedding) Fit(x []float32, n int, labels []int, names []string) (*Mode
 	if want := e.net.Config().InSize(); len(x) != n*want {
 		return nil, fmt.Errorf("%w: %d values for %d support samples of %d", ErrInput, len(x), n, want)
 	}
-	emb, err := e.net.Embed(x, n)
+	emb, err := embedContext(ctx, e.net, x, n)
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	d := e.net.Dim()
@@ -145,10 +160,16 @@ func (e *Embedding) Fit(x []float32, n int, labels []int, names []string) (*Mode
 			return nil, fmt.Errorf("LFD on the support set: %w", err)
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	res, err := optlayer.Solve(&optlayer.Problem{N: n, Cost: c, Labels: labels, Theta: e.Settings.Theta},
 		&optlayer.Settings{Epsilon: e.Settings.Epsilon, Tol: e.Settings.Tol})
 	if err != nil {
 		return nil, fmt.Errorf("LFD on the support set: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	s := Settings{K: min(e.Settings.K, slices.Min(count)), Tau: e.Settings.Tau, Bandwidth: e.Settings.Bandwidth, Dataset: e.Settings.Dataset,
 		Input: e.Settings.Input}
@@ -184,6 +205,16 @@ type SupportOptions struct {
 // Classes are sorted by name unless o.Classes orders them; within a class,
 // files are in the reader's natural order.
 func (e *Embedding) FitFolder(dir string, o SupportOptions) (*Model, error) {
+	return e.FitFolderContext(context.Background(), dir, o)
+}
+
+// FitFolderContext is FitFolder stopped by ctx: it is checked between the
+// support images as they are read, then as FitContext checks it. A
+// cancelled fit returns ctx's error and no Model.
+func (e *Embedding) FitFolderContext(ctx context.Context, dir string, o SupportOptions) (*Model, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	classes, err := classFolders(dir)
 	if err != nil {
 		return nil, err
@@ -213,7 +244,7 @@ func (e *Embedding) FitFolder(dir string, o SupportOptions) (*Model, error) {
 	}
 	// A model shell with the embedding's preprocessing reads the images.
 	shell := &Model{net: e.net, Settings: Settings{Dataset: e.Settings.Dataset, Input: e.Settings.Input}}
-	samples, err := shell.imageSamples(context.Background(), paths, o.Invert)
+	samples, err := shell.imageSamples(ctx, paths, o.Invert)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +255,7 @@ func (e *Embedding) FitFolder(dir string, o SupportOptions) (*Model, error) {
 		}
 		x = append(x, sm.x...)
 	}
-	m, err := e.Fit(x, len(labels), labels, classes)
+	m, err := e.FitContext(ctx, x, len(labels), labels, classes)
 	if err != nil {
 		return nil, err
 	}

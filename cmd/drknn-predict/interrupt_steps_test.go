@@ -157,3 +157,48 @@ func TestInterruptWhileClassifying(t *testing.T) {
 		})
 	}
 }
+
+// Ctrl-C while -support fits the classifier: while its images are read,
+// between the network's batches of them (128 of this Conv-4: 300 images
+// make 3), and between its phases (after the embedding, after the costs,
+// before the LFD solve). Each exits 130 with -out untouched. The fit used
+// to run to its end, whatever the context said. The queries are
+// embeddings, so every poll of the image reader and the embedding is the
+// support set's.
+func TestInterruptWhileFittingSupport(t *testing.T) {
+	emb := mnistEmbedding(t)
+	support := t.TempDir()
+	writeBlocks(t, support, []int{0, 1}, 150, rand.New(rand.NewSource(3)))
+	e, err := predict.LoadEmbedding(emb)
+	check(t, err)
+	if c := e.Net().EmbedChunk(); c != 128 {
+		t.Fatalf("the network embeds %d samples at a time; the test wants 128", c)
+	}
+	d := e.Net().Dim()
+	qpath := filepath.Join(t.TempDir(), "q.npy")
+	check(t, npy.WriteFloat64(qpath, make([]float64, 3*d), 3, d))
+	for _, c := range []struct {
+		step, fn string
+		skip     int
+	}{
+		{"reading", "predict.(*Model).imageSamples.func1", 10},
+		{"embedding", "predict.embedContext", 1},
+		{"after embedding", "predict.(*Embedding).FitContext", 1},
+		{"before the LFD", "predict.(*Embedding).FitContext", 2},
+	} {
+		t.Run(c.step, func(t *testing.T) {
+			ctx := newStepContext(c.fn, c.skip)
+			interrupted(t, ctx, "-model", emb, "-support", support, "-embeddings", qpath)
+			polls, cancelled := ctx.fnPolls()
+			if !cancelled {
+				t.Fatalf("%s never polled the context %d times", c.fn, c.skip+1)
+			}
+			if c.step == "embedding" && polls != 2 {
+				t.Fatalf("embedding: %d polls between batches; want 2: stopped before its second batch of 3", polls)
+			}
+			if c.step == "reading" && polls >= 300 {
+				t.Fatalf("reading: %d polls: every support image was read", polls)
+			}
+		})
+	}
+}

@@ -17,8 +17,10 @@
 // cannot be read gets a row with an empty prediction and a line on
 // standard error, the others are classified, and the exit status is 1;
 // errors with the model or the options exit 2 with one line. Ctrl-C or
-// SIGTERM stops the run between rows, images and its phases, writes
-// nothing (a previous -out file is left as it was) and exits 130.
+// SIGTERM stops the run between rows, images, the network's batches,
+// chunks of queries and the phases of a -support fit (its one LFD solve
+// runs to its end), writes nothing (a previous -out file is left as it
+// was) and exits 130.
 //
 // With -support DIR, -model is an embedding exported by a transfer run
 // (protocol transfer, RUN/export) and DIR a new task's support set, one
@@ -150,7 +152,7 @@ func predictCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		if m, err = e.FitFolder(*support, predict.SupportOptions{Invert: in.Invert, Classes: order}); err != nil {
+		if m, err = e.FitFolderContext(ctx, *support, predict.SupportOptions{Invert: in.Invert, Classes: order}); err != nil {
 			return err
 		}
 	} else {
