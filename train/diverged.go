@@ -8,7 +8,9 @@ import (
 	"github.com/drknn/drknn/internal/diverge"
 	G "github.com/drknn/drknn/internal/gorgonia"
 	"github.com/drknn/drknn/internal/vmerr"
+	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
+	"gorgonia.org/tensor"
 )
 
 // ErrDiverged is matched (errors.Is) by the error of a training step that
@@ -63,4 +65,67 @@ func diverged(err error, run bool, learn G.Nodes, emb *G.Node) *DivergedError {
 		return &DivergedError{Detail: detail}
 	}
 	return nil
+}
+
+// stateDiverged is a *DivergedError of step (1-based, the step whose
+// update left the state so) when the trainer's state — the network's
+// weights (learn, whose values are its storage), its batch-norm running
+// statistics and Adam's moments, what a checkpoint holds — is not finite,
+// nil when it is. A step can end with such a state and succeed: its
+// gradient was finite, Adam's update took the weights past the float range
+// (a learning rate of 1e300 in float32). The next step's run or gradient
+// check catches it (diverge.Find); this check is for the state that no
+// next step looks at: the one a checkpoint writes and the one the last
+// step hands on. One pass over the state, made then only, never at every
+// step.
+func stateDiverged(learn G.Nodes, net *model.Net, adam *model.Adam, step int) *DivergedError {
+	d := &DivergedError{Op: "train", Step: step}
+	for _, n := range learn { // the network's weights (their storage), named as Find names them
+		if model.NonFinite(n.Value()) {
+			d.Loss, d.Detail = "weights", fmt.Sprintf("the update took %q past the float range", n.Name())
+			return d
+		}
+	}
+	if p := nonFiniteParam(net.Buffers()); p != "" {
+		d.Loss, d.Detail = "batch-norm statistics", fmt.Sprintf("%q", p)
+		return d
+	}
+	if node, moment := adam.NonFiniteMoment(); node != "" {
+		d.Loss, d.Detail = "Adam moments", fmt.Sprintf("the %s moment of %q overflowed", moment, node)
+		return d
+	}
+	return nil
+}
+
+// nonFiniteParam is the name of the first of ps that holds NaN or ±Inf, ""
+// none.
+func nonFiniteParam(ps []*model.Param) string {
+	for _, p := range ps {
+		var t *tensor.Dense
+		switch {
+		case len(p.F32) > 0:
+			t = tensor.New(tensor.WithBacking(p.F32))
+		case len(p.F64) > 0:
+			t = tensor.New(tensor.WithBacking(p.F64))
+		default:
+			continue
+		}
+		if model.NonFinite(t) {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// checkpointable is nil when the state of a trainer that has taken steps
+// steps may be written to the checkpoint path, else the error that wraps
+// its step's *DivergedError (stateDiverged): "train: checkpoint path not
+// written: training diverged at step N: non-finite weights (…); …".
+func checkpointable(path string, learn G.Nodes, net *model.Net, adam *model.Adam, steps int) error {
+	d := stateDiverged(learn, net, adam, steps)
+	if d == nil {
+		return nil
+	}
+	d.Op = ""
+	return fmt.Errorf("train: checkpoint %s not written: %w", path, d)
 }

@@ -339,6 +339,11 @@ func (t *EpisodicTrainer) Step() (StepStats, error) {
 	if err := t.adam.Step(); err != nil {
 		return StepStats{}, stepError(step, err, false, t.learn, t.emb, loss)
 	}
+	if step+1 == t.s.Steps { // no next step to find what this one left
+		if d := stateDiverged(t.learn, t.net, t.adam, step+1); d != nil {
+			return StepStats{}, d
+		}
+	}
 	st := StepStats{Step: step + 1}
 	if t.risk != nil {
 		r := t.risk.Last()
@@ -501,14 +506,31 @@ const episodicCheckpointVersion = 2 // 2: the checksummed envelope (ckfile.go)
 
 // SaveCheckpoint writes the trainer's state (weights and batch-norm
 // statistics, Adam moments, step history) and the caller's extra bytes to
-// path atomically; key identifies the run.
+// path atomically; key identifies the run. A state that is not finite is
+// not written (path, if any, stays as it was): the error wraps the
+// *DivergedError of the last step taken, whose update left it so.
 func (t *EpisodicTrainer) SaveCheckpoint(path, key string, extra []byte) error {
+	if err := checkpointable(path, t.learn, t.net, t.adam, len(t.history)); err != nil {
+		return err
+	}
 	netb, adamb, err := stateBytes(path, t.net, t.adam)
 	if err != nil {
 		return err
 	}
 	ck := episodicCheckpoint{Version: episodicCheckpointVersion, Key: key, Net: netb, Adam: adamb, History: t.history, Extra: extra}
 	return writeCheckpointSized(path, episodicCheckpointVersion, ck, len(netb)+len(adamb)+len(extra)+len(key)+80*len(t.history))
+}
+
+// Diverged is the *DivergedError of the last step taken when it left the
+// state — weights, batch-norm statistics, Adam's moments — NaN or ±Inf,
+// else nil: for a caller about to use the weights between steps (a
+// validation), which no next step has checked yet. SaveCheckpoint and the
+// last step check by themselves. One pass over the state.
+func (t *EpisodicTrainer) Diverged() error {
+	if d := stateDiverged(t.learn, t.net, t.adam, len(t.history)); d != nil {
+		return d
+	}
+	return nil
 }
 
 // ErrCheckpointMismatch is wrapped when a checkpoint belongs to another run.

@@ -177,6 +177,11 @@ func (t *Trainer) Step() (StepStats, error) {
 	if err := t.adam.Step(); err != nil {
 		return StepStats{}, stepError(step, err, false, t.learn, t.emb, "risk")
 	}
+	if step+1 == t.s.Steps { // no next step to find what this one left
+		if d := stateDiverged(t.learn, t.net, t.adam, step+1); d != nil {
+			return StepStats{}, d
+		}
+	}
 	r := t.risk.Last()
 	st := StepStats{Step: step + 1, Risk: r.Risk, MeanRelGap: r.MeanRelGap, MaxRelGap: r.MaxRelGap,
 		Iterations: r.Iterations, NotOptimal: r.NotOptimal}
@@ -232,8 +237,13 @@ const checkpointVersion = 2
 
 // SaveCheckpoint writes the trainer's state (weights, Adam moments, step
 // history) to path atomically. key identifies the run; Resume refuses a
-// checkpoint with another key.
+// checkpoint with another key. A state that is not finite is not written
+// (path, if any, stays as it was): the error wraps the *DivergedError of
+// the last step taken, whose update left it so.
 func (t *Trainer) SaveCheckpoint(path, key string) error {
+	if err := checkpointable(path, t.learn, t.net, t.adam, len(t.history)); err != nil {
+		return err
+	}
 	netb, adamb, err := stateBytes(path, t.net, t.adam)
 	if err != nil {
 		return err
