@@ -478,7 +478,9 @@ func Fit(ctx context.Context, cfg Config, shape []int, x []float32, y []int, the
 		if err := writeSettings(); err != nil {
 			return err
 		}
-		return tr.SaveCheckpoint(ck.Path, ck.Key)
+		// a state the last step left non-finite is not written: the
+		// step's divergence, as one found by the next step's run
+		return divergedErr(tr.SaveCheckpoint(ck.Path, ck.Key), cfg.Train.Steps, cfg.Train.LR)
 	}
 	saved := tr.StepsDone()
 	cost, last := checkpointCostEstimate(net), time.Now()

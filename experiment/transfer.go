@@ -538,9 +538,19 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 		if err := writeJSON(settingsPath(ck), settingsOf(cfg, split)); err != nil {
 			return err
 		}
-		return tr.SaveCheckpoint(ck, key, buf.Bytes())
+		// a state the last step left non-finite is not written: the
+		// step's divergence, as one found by the next step's run
+		if err := tr.SaveCheckpoint(ck, key, buf.Bytes()); err != nil {
+			return fmt.Errorf("%s: %w", objective, divergedErr(err, s.Steps, s.LR))
+		}
+		return nil
 	}
 	validate := func() error {
+		// weights the last step left non-finite are its divergence, not
+		// a validation's failure on NaN embeddings
+		if err := tr.Diverged(); err != nil {
+			return fmt.Errorf("%s: %w", objective, divergedErr(err, s.Steps, s.LR))
+		}
 		acc, err := val.accuracy(net)
 		if err != nil {
 			return fmt.Errorf("validation at step %d: %w", tr.StepsDone(), err)
