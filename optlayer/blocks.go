@@ -1,6 +1,7 @@
 package optlayer
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -297,8 +298,19 @@ func (in *instance) copyGroups() [][]int {
 // lower bound says what the blocks cost (above). Problems are validated
 // before any solve, and a Problem with Features never has its N×N costs
 // materialised. Settings.NoBlocksBound skips the certificate (LowerBound 1).
+//
+// SolveBlocks is SolveBlocksContext with context.Background().
 func SolveBlocks(p *Problem, blocks [][]int, s *Settings) (*BlocksResult, error) {
-	return solveBlocks(p, blocks, s, blockOpts{boundRounds, blockCacheMax, blockCacheDim})
+	return SolveBlocksContext(context.Background(), p, blocks, s)
+}
+
+// SolveBlocksContext is SolveBlocks, stopped when ctx is done: the blocks
+// stop as SolveBatchContext's problems do (the error names the block) and
+// the certificate between its rounds; it then returns no result and an
+// error wrapping ctx.Err(). Invalid input is reported before ctx is looked
+// at.
+func SolveBlocksContext(ctx context.Context, p *Problem, blocks [][]int, s *Settings) (*BlocksResult, error) {
+	return solveBlocksContext(ctx, p, blocks, s, blockOpts{boundRounds, blockCacheMax, blockCacheDim})
 }
 
 // blockOpts are the bound's settings: its c-transform rounds, and the
@@ -309,8 +321,8 @@ type blockOpts struct {
 	cacheDim int
 }
 
-// solveBlocks is SolveBlocks with the bound's settings o.
-func solveBlocks(p *Problem, blocks [][]int, s *Settings, o blockOpts) (*BlocksResult, error) {
+// solveBlocksContext is SolveBlocksContext with the bound's settings o.
+func solveBlocksContext(ctx context.Context, p *Problem, blocks [][]int, s *Settings, o blockOpts) (*BlocksResult, error) {
 	in, err := p.checked()
 	if err != nil {
 		return nil, err
@@ -365,7 +377,7 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, o blockOpts) (*BlocksR
 		}
 		ps, at = append(ps, sub), append(at, b)
 	}
-	rs, k, err := solveBatch(ps, s, runtime.GOMAXPROCS(0))
+	rs, k, err := solveBatch(ctx, ps, s, runtime.GOMAXPROCS(0))
 	if err != nil {
 		return nil, fmt.Errorf("block %d of %d (%d points): %w", at[k]+1, len(blocks), len(blocks[at[k]]), err)
 	}
@@ -448,9 +460,13 @@ func solveBlocks(p *Problem, blocks [][]int, s *Settings, o blockOpts) (*BlocksR
 	// v ≥ Σ_i P_1(i) = 1 for any P: the bound is at least that
 	out.LowerBound = 1
 	if o.rounds >= 0 {
-		out.LowerBound = max(1, wholeBound(in, blocks, alpha, lams, o.rounds))
+		lb, err := wholeBound(ctx, in, blocks, alpha, lams, o.rounds)
+		in.c32, in.c32pos = nil, nil
+		if err != nil {
+			return nil, err
+		}
+		out.LowerBound = max(1, lb)
 	}
-	in.c32, in.c32pos = nil, nil
 	out.Gap = max(0, out.Objective-out.LowerBound)
 	out.RelGap = out.Gap / out.LowerBound
 	return out, nil
@@ -611,14 +627,28 @@ func (r *BlocksResult) vjp(gradP []float64, put func(part blockPart, g []float64
 // rounds let rows of one block raise their α where another block's columns
 // need it (separated, n = 3000, three blocks: the bound 1.024 → 1.084 in
 // one round, 1.096 in two, for an LP value of 1.125 and blocks' objective
-// 1.173). Each pass is O(n²·K) time and O(M·n) memory per goroutine.
-func wholeBound(in *instance, blocks [][]int, alpha []float64, lams [][]float64, rounds int) float64 {
+// 1.173). Each pass is O(n²·K) time and O(M·n) memory per goroutine. ctx
+// is polled before each pass: a done ctx ends the bound with an error
+// wrapping ctx.Err().
+func wholeBound(ctx context.Context, in *instance, blocks [][]int, alpha []float64, lams [][]float64, rounds int) (float64, error) {
 	cands := make([][]float64, in.m)
 	for m := range cands {
 		cands[m] = boundLambdas(lams[m], in.theta[m] == 0)
 	}
+	stopped := func(round int) error {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("optlayer: SolveBlocks' lower bound stopped before its pass %d of up to %d: %w", round+1, rounds+1, err)
+		}
+		return nil
+	}
+	if err := stopped(0); err != nil {
+		return 0, err
+	}
 	lam, g, lb := boundPass(in, alpha, cands)
 	for round := 0; round < rounds; round++ {
+		if err := stopped(round + 1); err != nil {
+			return 0, err
+		}
 		if round == 0 {
 			g = ownMins(in, blocks, alpha, lam)
 		}
@@ -634,7 +664,7 @@ func wholeBound(in *instance, blocks [][]int, alpha []float64, lams [][]float64,
 		}
 		lam, g, lb = lam2, g2, lb2
 	}
-	return lb
+	return lb, nil
 }
 
 // boundRounds is the number of c-transform rounds of wholeBound.

@@ -72,9 +72,10 @@ type reducedLP struct {
 	a     [][]float64 // M × L source masses
 	src   [][]int     // per class: its source locations
 	theta []float64
-	gOff  []int // per class: its first γ variable
-	nG    int   // γ variables
-	nSrc  int   // sources (rows of the masses)
+	gOff  []int    // per class: its first γ variable
+	nG    int      // γ variables
+	nSrc  int      // sources (rows of the masses)
+	stop  *stopper // polled before each iteration (cancel.go)
 }
 
 // newReducedLP is the LP over the locations of ls with the classes' radii
@@ -106,6 +107,7 @@ func solveDistinct(in *instance, cfg config) *Result {
 	loc, count := ls.loc, ls.count
 	n, M, L := in.n, in.m, len(ls.reps)
 	r := newReducedLP(ls, in.theta)
+	r.stop = cfg.stop
 	rows := r.nSrc + M*L + M
 	dense := rows <= distinctMaxRows
 	if !dense && (rows > n || float64(M)*math.Pow(float64(L+1), 3) > distinctMaxWork) {
@@ -608,6 +610,7 @@ func (r *reducedLP) solve(dense bool, done func(x, y []float64) bool) (x, y []fl
 		x[k], s[k] = 1, 1
 	}
 	for it := 0; it < ipmMaxIter; it++ {
+		r.stop.step()
 		Ax(x, rb)
 		for i := range rb {
 			rb[i] -= b[i]

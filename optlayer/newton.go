@@ -279,6 +279,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 	}
 	gOld, lOld := s.nbuf[:n], s.nbuf[n:n+s.M]
 	for steps < maxSteps {
+		s.stop.step()
 		if steps > 0 {
 			// A Newton step can leave a budget far off (S_m is
 			// exponential in λ_m, its quadratic model poor): restore it

@@ -153,6 +153,7 @@ type solver struct {
 	cbar                float64   // mean cost
 	par                 bool      // split class work over two goroutines
 	tm                  *team     // with par: the helper goroutine of the class passes (team.go)
+	stop                *stopper  // polls the solve's context before each sweep and Newton step (cancel.go)
 	lpt, work           []int     // the classes by decreasing candidates (loadState), and their counts
 	certPart            []float64 // per class: lower's and lowerDense's sums (2M)
 	certOK              []bool    // per class: upperPhi's columns all carry mass; lower's bound exact

@@ -260,6 +260,7 @@ type config struct {
 	noPooled, pooledTransport  bool                               // tests only: no pooled candidate (pooled.go); its transport blocks at any n
 	noRegrow                   bool                               // tests only: a big fall in Phase C rolls back at once
 	noDistinct                 bool                               // tests only: no LP over the locations of copies (distinct.go)
+	stop                       *stopper                           // the context's polls (cancel.go); nil: none
 }
 
 // Defaults used when a Settings field is zero.
