@@ -47,8 +47,11 @@
 // exist or an output that is a folder is bad input, found before anything is read
 // (package lfdio). A radius ϑ_m > 0 below 2⁻⁵⁴ of class m's least positive cost
 // per point is solved as 0 (optlayer.Problem).
-// Ctrl-C ends a problem of up to 1000 points at once; a larger one stops when
-// its current solve returns, writing nothing (exit status 1).
+// Ctrl-C ends a problem of up to 1000 points at once; a larger one stops
+// within the solver's current iteration (a fraction of a second at n =
+// 10,000; with -grad-p, once the solve is done, when the gradient's pass
+// returns), writing nothing (exit status 1, "solve stopped after N
+// iterations: context canceled").
 package main
 
 import (
@@ -84,13 +87,14 @@ func main() {
 }
 
 // catchInterrupt turns Ctrl-C into cancel for a problem of more than
-// gcOffMaxN points (the run then stops when its current step returns and
-// writes nothing) and reports whether it did. Smaller problems leave Ctrl-C
-// to end the process at once: catching it starts the signal package's
-// goroutine and locked thread, 0.3–0.6 ms of a 9 ms command at n = 200
-// (measured), for a run that takes milliseconds and that a caught Ctrl-C
-// could only stop after its solve. Either way nothing incomplete is left
-// under an output's name: outputs are renamed into place when complete.
+// gcOffMaxN points (the run then stops at the solver's next iteration —
+// optlayer.SolveContext polls the context before each — or when its
+// current phase returns, and writes nothing) and reports whether it did.
+// Smaller problems leave Ctrl-C to end the process at once: catching it
+// starts the signal package's goroutine and locked thread, 0.3–0.6 ms of a
+// 9 ms command at n = 200 (measured), for a run that takes milliseconds.
+// Either way nothing incomplete is left under an output's name: outputs
+// are renamed into place when complete.
 func catchInterrupt(n int, cancel func()) bool {
 	if n <= gcOffMaxN {
 		return false

@@ -252,7 +252,9 @@ func (r *Request) load(metric optlayer.Metric) (*optlayer.Problem, []float64, er
 
 // Run performs the request: read, solve, certify, differentiate, write.
 // Outputs are written only when everything succeeded (to a temporary name,
-// then renamed). The context is checked between the phases.
+// then renamed). The context is checked between the phases and by the
+// solve itself (between its iterations: optlayer.SolveContext); a run it
+// stops writes nothing and returns an error wrapping ctx.Err().
 func Run(ctx context.Context, r Request) (*Summary, error) {
 	metric, err := r.check()
 	if err != nil {
@@ -275,7 +277,7 @@ func Run(ctx context.Context, r Request) (*Summary, error) {
 	)
 	for k := range times {
 		start := time.Now()
-		if res, sum, grad, gradCols, err = r.solve(prob, gradP); err != nil {
+		if res, sum, grad, gradCols, err = r.solve(ctx, prob, gradP); err != nil {
 			return nil, err
 		}
 		times[k] = time.Since(start).Seconds()
@@ -321,13 +323,14 @@ type answer struct {
 	m int
 }
 
-// solve solves prob once and differentiates it when gradP is given.
-func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summary, []float64, int, error) {
+// solve solves prob once and differentiates it when gradP is given; the
+// solve stops when ctx is done (optlayer.SolveContext).
+func (r *Request) solve(ctx context.Context, prob *optlayer.Problem, gradP []float64) (*answer, *Summary, []float64, int, error) {
 	// without a gradient only the certified LP answer is needed
 	set := &optlayer.Settings{Epsilon: r.Epsilon, Tol: r.Tol, MaxIter: r.MaxIter, LPOnly: gradP == nil}
 	if r.Block > 0 {
 		set.NoBlocksBound = r.NoBlockBound
-		return r.solveBlocks(prob, gradP, set)
+		return r.solveBlocks(ctx, prob, gradP, set)
 	}
 	p := prob
 	if gradP == nil && prob.Features != nil && r.Repeat <= 1 {
@@ -347,7 +350,7 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 			runtime.GC()
 		}
 	}
-	res, err := optlayer.Solve(p, set)
+	res, err := optlayer.SolveContext(ctx, p, set)
 	if err != nil {
 		return nil, nil, nil, 0, solveError(err)
 	}
@@ -391,12 +394,12 @@ func (r *Request) solve(prob *optlayer.Problem, gradP []float64) (*answer, *Summ
 // the blocked map when gradP is given; the features, when given, stay: each
 // block computes its own costs from them, and the whole problem's N×N
 // costs are never formed.
-func (r *Request) solveBlocks(prob *optlayer.Problem, gradP []float64, set *optlayer.Settings) (*answer, *Summary, []float64, int, error) {
+func (r *Request) solveBlocks(ctx context.Context, prob *optlayer.Problem, gradP []float64, set *optlayer.Settings) (*answer, *Summary, []float64, int, error) {
 	blocks, err := optlayer.Blocks(prob, r.Block, r.Seed)
 	if err != nil {
 		return nil, nil, nil, 0, solveError(err)
 	}
-	res, err := optlayer.SolveBlocks(prob, blocks, set)
+	res, err := optlayer.SolveBlocksContext(ctx, prob, blocks, set)
 	if err != nil {
 		return nil, nil, nil, 0, solveError(err)
 	}
