@@ -104,10 +104,10 @@ func (e *Embedding) Fit(x []float32, n int, labels []int, names []string) (*Mode
 }
 
 // FitContext is Fit stopped by ctx: it is checked between the network's
-// batches of support samples and between the phases (embedding, costs,
-// LFD). The LFD is one solve that runs to its end once started (about a
-// second for 1,000 support samples). A cancelled fit returns ctx's error
-// and no Model.
+// batches of support samples, between the phases (embedding, costs, LFD)
+// and by the LFD's solve between its iterations (optlayer.SolveContext;
+// each a fraction of a second at 10,000 samples). A cancelled fit returns
+// an error wrapping ctx's (errors.Is(err, context.Canceled)) and no Model.
 func (e *Embedding) FitContext(ctx context.Context, x []float32, n int, labels []int, names []string) (*Model, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ func (e *Embedding) FitContext(ctx context.Context, x []float32, n int, labels [
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res, err := optlayer.Solve(&optlayer.Problem{N: n, Cost: c, Labels: labels, Theta: e.Settings.Theta},
+	res, err := optlayer.SolveContext(ctx, &optlayer.Problem{N: n, Cost: c, Labels: labels, Theta: e.Settings.Theta},
 		&optlayer.Settings{Epsilon: e.Settings.Epsilon, Tol: e.Settings.Tol})
 	if err != nil {
 		return nil, fmt.Errorf("LFD on the support set: %w", err)
