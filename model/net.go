@@ -24,6 +24,15 @@ func (p *Param) Len() int {
 	return len(p.F64)
 }
 
+// NonFinite reports whether p holds NaN or ±Inf (the vectorised check
+// Adam makes of every gradient).
+func (p *Param) NonFinite() bool {
+	if p.F32 != nil {
+		return anyNonFinite(p.F32)
+	}
+	return anyNonFinite(p.F64)
+}
+
 // At returns element i as float64.
 func (p *Param) At(i int) float64 {
 	if p.F32 != nil {

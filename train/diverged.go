@@ -10,7 +10,6 @@ import (
 	"github.com/drknn/drknn/internal/vmerr"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
-	"gorgonia.org/tensor"
 )
 
 // ErrDiverged is matched (errors.Is) by the error of a training step that
@@ -101,16 +100,7 @@ func stateDiverged(learn G.Nodes, net *model.Net, adam *model.Adam, step int) *D
 // none.
 func nonFiniteParam(ps []*model.Param) string {
 	for _, p := range ps {
-		var t *tensor.Dense
-		switch {
-		case len(p.F32) > 0:
-			t = tensor.New(tensor.WithBacking(p.F32))
-		case len(p.F64) > 0:
-			t = tensor.New(tensor.WithBacking(p.F64))
-		default:
-			continue
-		}
-		if model.NonFinite(t) {
+		if p.NonFinite() {
 			return p.Name
 		}
 	}
