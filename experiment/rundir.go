@@ -258,7 +258,9 @@ type replacedKind struct {
 }
 
 // runKind is a run folder's: its run outputs (runEntries); finished when
-// results.json is there.
+// results.json is there. ReplaceRunDir moves results.json first into the
+// set-aside, and Settle puts it back last, so a results.json beside a
+// set-aside is always the new run's, written after the set-aside.
 var runKind = replacedKind{
 	what:    "run",
 	entries: func(string) []string { return runEntries },
@@ -401,7 +403,12 @@ func (r *Replaced) Settle(runErr error) error {
 			return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, r.aside, err)
 		}
 	}
+	// results.json goes back last: a results.json beside a set-aside is
+	// then always a newer run's (runKind), even after a kill half-way.
 	ents, err := os.ReadDir(r.aside)
+	slices.SortStableFunc(ents, func(a, b fs.DirEntry) int {
+		return cmpBool(a.Name() == "results.json", b.Name() == "results.json")
+	})
 	for _, e := range ents {
 		if err == nil {
 			err = os.Rename(filepath.Join(r.aside, e.Name()), filepath.Join(r.dir, e.Name()))
@@ -414,4 +421,15 @@ func (r *Replaced) Settle(runErr error) error {
 		return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, r.aside, err)
 	}
 	return fmt.Errorf("%w; the earlier %s in %s is restored (-force replaces it only when the new %s finishes)", runErr, what, r.dir, what)
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
