@@ -2,6 +2,9 @@ package experiment
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/drknn/drknn/internal/atomicfile"
 )
 
 // runEntries are the files and folders a run writes in its folder (every
@@ -250,11 +255,17 @@ type Replaced struct {
 type replacedKind struct {
 	what string // the messages' word: "run", "training"
 	// entries are the names of what the run made in dir, present or not
-	// (the set-aside folder itself never among them).
+	// (the set-aside folder and the note never among them).
 	entries func(dir string) []string
 	// finished reports whether the run in dir had finished: then a
 	// set-aside there is older than it, and it is the run to set aside.
 	finished func(dir string) bool
+	// note, when set, is the name of a file kept in dir beside the
+	// set-aside, which writeNote writes (atomically) before anything is
+	// set aside and which goes with the set-aside: what finished needs to
+	// judge it later.
+	note      string
+	writeNote func(dir string) error
 }
 
 // runKind is a run folder's: its run outputs (runEntries); finished when
@@ -270,23 +281,112 @@ var runKind = replacedKind{
 	},
 }
 
-// trainingKind is a transfer table's training folder OUT/train/<data set>,
-// whose every entry (the objectives' folders) is the training's. Nothing
-// in it says the training was used by a finished cell, so a set-aside
-// found there is always the earlier training still to be replaced.
-var trainingKind = replacedKind{
-	what: "training",
-	entries: func(dir string) []string {
-		ents, _ := os.ReadDir(dir)
-		var names []string
-		for _, e := range ents {
-			if e.Name() != ReplacedDir {
-				names = append(names, e.Name())
+// asideNote is the file, in a transfer table's training folder,
+// beside the earlier training -force set aside there (ReplacedDir): the
+// cells' results.json that were there when it was set aside.
+const asideNote = ".replaced-run-cells.json"
+
+// asideCells is asideNote's content: each cell's folder name
+// with the SHA-256 (hex) of its results.json, of the cells of the data
+// set that had one when the training was set aside.
+type asideCells struct {
+	Results map[string]string `json:"results"`
+}
+
+// trainingKind is a transfer table's training folder OUT/train/<data
+// set>, whose every entry (the objectives' folders) is the training's;
+// cells are the folders of the cells of its data set (OUT/cells/<cell>).
+//
+// Nothing in the training folder itself says a finished cell used the
+// training in it, and the cell's results.json is written before the
+// set-aside is deleted, so a kill in between leaves a set-aside that is
+// older than the training of a finished cell. What tells the two apart is
+// a cell's results.json written after the set-aside: it was made with the
+// training in the folder (the table trains there and nowhere else), which
+// is then the one to keep (finished, trainingSuperseded). The
+// modification times of results.json and of the set-aside would say so
+// too, but not surely on a file system of coarse timestamps (a second,
+// FAT's two) nor across a clock set back, and -force deletes one of the
+// two trainings on that word; so the set-aside is recorded instead: before
+// anything is moved, asideNote lists the digest of every results.json
+// of the data set's cells (-force moves a cell's results.json into the
+// cell's set-aside and back on failure, unchanged), and a results.json
+// not listed was written since. A set-aside without a readable note (one
+// made by an earlier drknn, or a note damaged) is never taken for
+// superseded: it is kept, as before.
+func trainingKind(cells []string) replacedKind {
+	return replacedKind{
+		what: "training",
+		entries: func(dir string) []string {
+			ents, _ := os.ReadDir(dir)
+			var names []string
+			for _, e := range ents {
+				if e.Name() != ReplacedDir && e.Name() != asideNote {
+					names = append(names, e.Name())
+				}
 			}
-		}
-		return names
-	},
-	finished: func(string) bool { return false },
+			return names
+		},
+		finished: func(dir string) bool {
+			for _, c := range cells {
+				if trainingSuperseded(dir, c) {
+					return true
+				}
+			}
+			return false
+		},
+		note: asideNote,
+		writeNote: func(dir string) error {
+			note := asideCells{Results: map[string]string{}}
+			for _, c := range cells {
+				sum, err := resultsDigest(c)
+				if errors.Is(err, fs.ErrNotExist) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				note.Results[filepath.Base(c)] = sum
+			}
+			b, err := json.MarshalIndent(note, "", "  ")
+			if err != nil {
+				return err
+			}
+			return atomicfile.WriteBytes(filepath.Join(dir, asideNote), append(b, '\n'))
+		},
+	}
+}
+
+// resultsDigest is the SHA-256 (hex) of the results.json in the run
+// folder dir.
+func resultsDigest(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// trainingSuperseded reports whether the earlier training set aside in
+// the training folder trainDir is older than a finished cell's: whether
+// the cell folder cell has a results.json that asideNote does not
+// list (see trainingKind). False when there is no set-aside, no readable
+// note, or no results.json.
+func trainingSuperseded(trainDir, cell string) bool {
+	if st, err := os.Lstat(filepath.Join(trainDir, ReplacedDir)); err != nil || !st.IsDir() {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(trainDir, asideNote))
+	if err != nil {
+		return false
+	}
+	var note asideCells
+	if err := json.Unmarshal(b, &note); err != nil || note.Results == nil {
+		return false
+	}
+	sum, err := resultsDigest(cell)
+	return err == nil && note.Results[filepath.Base(cell)] != sum
 }
 
 // Aside is the folder that holds the earlier run ("" when none).
@@ -304,9 +404,14 @@ func (r *Replaced) Aside() string { return r.aside }
 func ReplaceRunDir(dir string) (*Replaced, error) { return replaceDir(dir, runKind) }
 
 // replaceTrainDir is ReplaceRunDir for a transfer table's training folder
-// (trainingKind): everything in it is set aside, and a set-aside already
-// there is kept (what a stopped -force run trained is removed).
-func replaceTrainDir(dir string) (*Replaced, error) { return replaceDir(dir, trainingKind) }
+// (trainingKind), cells the folders of its data set's cells: everything
+// in it is set aside, and a set-aside already there is kept (what a
+// stopped -force run trained is removed) unless a cell finished with the
+// training in the folder since (trainingSuperseded): then the set-aside is
+// deleted and that training set aside in its place.
+func replaceTrainDir(dir string, cells []string) (*Replaced, error) {
+	return replaceDir(dir, trainingKind(cells))
+}
 
 func replaceDir(dir string, kind replacedKind) (*Replaced, error) {
 	r := &Replaced{dir: dir, restore: true, kind: kind}
@@ -333,29 +438,48 @@ func replaceDir(dir string, kind replacedKind) (*Replaced, error) {
 		r.aside = aside
 		return r, nil
 	}
-	var moved []string
+	var present []string
 	for _, name := range kind.entries(dir) {
-		if _, err := os.Lstat(filepath.Join(dir, name)); err != nil {
-			continue
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			present = append(present, name)
 		}
-		if moved == nil {
-			if err := os.Mkdir(aside, 0o755); err != nil {
-				return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
-			}
+	}
+	if len(present) == 0 {
+		kind.removeNote(dir)
+		return r, nil
+	}
+	if kind.writeNote != nil { // before anything is moved: a set-aside never goes without it
+		if err := kind.writeNote(dir); err != nil {
+			return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
 		}
+	}
+	if err := os.Mkdir(aside, 0o755); err != nil {
+		kind.removeNote(dir)
+		return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
+	}
+	var moved []string
+	for _, name := range present {
 		if err := os.Rename(filepath.Join(dir, name), filepath.Join(aside, name)); err != nil {
 			for _, m := range moved { // put back what was moved: the folder as it was
 				os.Rename(filepath.Join(aside, m), filepath.Join(dir, m))
 			}
 			os.Remove(aside)
+			kind.removeNote(dir)
 			return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
 		}
 		moved = append(moved, name)
 	}
-	if moved != nil {
-		r.aside = aside
-	}
+	r.aside = aside
 	return r, nil
+}
+
+// removeNote deletes the kind's note in dir, if it has one. Its errors
+// are dropped: a note without a set-aside beside it means nothing (it is
+// read only beside one, and written anew before every set-aside).
+func (kind replacedKind) removeNote(dir string) {
+	if kind.note != "" {
+		os.Remove(filepath.Join(dir, kind.note))
+	}
 }
 
 // ResumedRunDir is the Replaced of a run -resume continues in dir: the
@@ -364,7 +488,7 @@ func replaceDir(dir string, kind replacedKind) (*Replaced, error) {
 func ResumedRunDir(dir string) *Replaced { return resumedDir(dir, runKind) }
 
 // resumedTrainDir is ResumedRunDir for a transfer table's training folder.
-func resumedTrainDir(dir string) *Replaced { return resumedDir(dir, trainingKind) }
+func resumedTrainDir(dir string) *Replaced { return resumedDir(dir, trainingKind(nil)) }
 
 func resumedDir(dir string, kind replacedKind) *Replaced {
 	r := &Replaced{dir: dir, kind: kind}
@@ -394,6 +518,7 @@ func (r *Replaced) Settle(runErr error) error {
 		if err := os.RemoveAll(r.aside); err != nil {
 			return fmt.Errorf("%s folder: removing the replaced %s: %w", what, what, err)
 		}
+		kind.removeNote(r.dir)
 		return nil
 	case errors.Is(runErr, context.Canceled) || !r.restore:
 		return fmt.Errorf("%w; the %s this one replaces is kept in %s until it finishes", runErr, what, r.aside)
@@ -420,6 +545,7 @@ func (r *Replaced) Settle(runErr error) error {
 	if err != nil {
 		return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, r.aside, err)
 	}
+	kind.removeNote(r.dir)
 	return fmt.Errorf("%w; the earlier %s in %s is restored (-force replaces it only when the new %s finishes)", runErr, what, r.dir, what)
 }
 

@@ -103,7 +103,11 @@ func (o TransferOutcome) Failures() []string { return cellFailures(o.Cell.Name()
 // run back, and when every cell of a data set fails so does the training
 // (the last one's failure says so). Interrupted, both stay aside (the
 // error names where) and a later -resume deletes them once it finishes;
-// another -force keeps them (ReplaceRunDir).
+// another -force keeps them (ReplaceRunDir). A run killed (SIGKILL, power
+// loss) after a cell's results.json and before those deletions leaves them
+// too: a later -resume that reuses that cell deletes them, and a later
+// -force takes the training that cell was made with for the one to
+// replace, not the older one still aside (trainingSuperseded).
 func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutcome, err error) {
 	resume := opts.Resume
 	start := time.Now()
@@ -203,6 +207,7 @@ func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutco
 			continue
 		}
 		dir := filepath.Join(opts.OutDir, "cells", cell.Name())
+		trainDir := filepath.Join(opts.OutDir, "train", cell.Dataset)
 		if resume {
 			res, err := finishedCell(dir, cfg)
 			if errors.Is(err, errDamagedCell) {
@@ -213,6 +218,27 @@ func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutco
 				return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
 			}
 			if res != nil {
+				// A reused cell settles what a -force killed after the
+				// cell's results.json and before the settling left aside:
+				// its earlier run (a results.json beside a set-aside is
+				// the newer run's, runKind), and the earlier training when
+				// those results were written after it was set aside
+				// (trainingSuperseded: they were made with the training in
+				// the folder).
+				if err := ResumedRunDir(dir).Settle(nil); err != nil {
+					return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+				}
+				if tr := trainings[trainDir]; (tr == nil || !tr.settled) && trainingSuperseded(trainDir, dir) {
+					if tr == nil {
+						tr = &tableTraining{Replaced: resumedTrainDir(trainDir)}
+						trainings[trainDir] = tr
+						trainOrder = append(trainOrder, trainDir)
+					}
+					tr.settled = true
+					if err := tr.Settle(nil); err != nil {
+						return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+					}
+				}
 				o.Results, o.Reused = res, true
 				outs = append(outs, o)
 				notify(TransferCellDone{o})
@@ -223,12 +249,11 @@ func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutco
 		// the earlier training is set aside until a cell of the data set
 		// has finished (replaceTrainDir), and so is the cell's earlier run
 		// in its folder (ReplaceRunDir), as RunTable does.
-		trainDir := filepath.Join(opts.OutDir, "train", cell.Dataset)
 		tr := trainings[trainDir]
 		if tr == nil {
 			tr = &tableTraining{Replaced: resumedTrainDir(trainDir)}
 			if !resume {
-				if tr.Replaced, err = replaceTrainDir(trainDir); err != nil {
+				if tr.Replaced, err = replaceTrainDir(trainDir, transferCellDirs(opts.OutDir, cell.Dataset)); err != nil {
 					return nil, fmt.Errorf("transfer table: %w", err)
 				}
 			}
@@ -291,6 +316,18 @@ func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutco
 type tableTraining struct {
 	*Replaced
 	settled bool
+}
+
+// transferCellDirs are the folders of every cell of the transfer table's
+// data set ds in the table folder out, selected or not.
+func transferCellDirs(out, ds string) []string {
+	var dirs []string
+	for _, c := range TransferCells() {
+		if c.Dataset == ds {
+			dirs = append(dirs, filepath.Join(out, "cells", c.Name()))
+		}
+	}
+	return dirs
 }
 
 func containsString(list []string, s string) bool {
