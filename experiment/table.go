@@ -245,6 +245,13 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 			}
 			if res != nil {
+				// A -force killed after the cell's results.json and
+				// before its settling left the earlier run aside: the
+				// results.json beside it is the newer run's (runKind), so
+				// the reused cell settles it.
+				if err := ResumedRunDir(dir).Settle(nil); err != nil {
+					return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+				}
 				o.Results, o.Reused = res, true
 				outs = append(outs, o)
 				notify(CellDone{o})

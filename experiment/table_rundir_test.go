@@ -179,3 +179,48 @@ func TestTableResumeDamagedCell(t *testing.T) {
 		t.Fatalf("results.json after the re-run: %v", err)
 	}
 }
+
+// TestTableResumeSettlesKilledForce: a -force killed after a cell's
+// results.json and before its earlier run (set aside in the cell's
+// ReplacedDir) was deleted leaves the two side by side; a -resume that
+// reuses the cell deletes the set-aside (the results.json beside it is
+// the newer run's) and leaves every other file of the cell byte for byte.
+func TestTableResumeSettlesKilledForce(t *testing.T) {
+	data, err := datadir.Require("lung-cancer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	opts := TableOptions{OutDir: out, Only: []string{"lung-cancer-3w5s"}, Quick: true,
+		Sets: []string{"data_dir=" + data, "repeats=1", "queries=10", "eval.methods=[embedding_knn]"}}
+	if _, err := RunTable(t.Context(), opts); err != nil {
+		t.Fatal(err)
+	}
+	cell := filepath.Join(out, "cells", "lung-cancer-3w5s")
+	good := snapshotFiles(t, cell)
+	// What the kill leaves: the earlier run aside beside the new results.
+	aside := filepath.Join(cell, ReplacedDir)
+	if err := os.MkdirAll(aside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(aside, "results.json"), []byte(`{"earlier": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts.Resume = true
+	outs, err := RunTable(t.Context(), opts)
+	if err != nil || len(outs) != 1 || !outs[0].Reused {
+		t.Fatalf("-resume: %v %+v", err, outs)
+	}
+	if _, err := os.Lstat(aside); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the earlier run is still aside after -resume reused the finished cell: %v", err)
+	}
+	got := snapshotFiles(t, cell)
+	if len(got) != len(good) {
+		t.Fatalf("the cell's folder has %d files after -resume, %d before", len(got), len(good))
+	}
+	for p, b := range good {
+		if !bytes.Equal(got[p], b) {
+			t.Fatalf("%s changed by -resume", p)
+		}
+	}
+}
