@@ -5,6 +5,8 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
+	"strconv"
+	"unicode"
 )
 
 // adamState is Adam's serialised form: the step count and both moments of
@@ -35,27 +37,46 @@ func (a *Adam) MarshalBinary() ([]byte, error) {
 }
 
 // UnmarshalBinary restores a state written by MarshalBinary for an
-// optimiser over nodes of the same sizes; on error nothing changes.
-func (a *Adam) UnmarshalBinary(data []byte) error {
+// optimiser over nodes of the same sizes; on error nothing changes. Every
+// moment must be finite in the nodes' dtype (a float32 optimiser refuses a
+// float64 value past float32's range) and every second moment ≥ 0.
+func (a *Adam) UnmarshalBinary(data []byte) error { return a.unmarshal(data, -1) }
+
+// UnmarshalBinaryAfter is UnmarshalBinary for a state that must have taken
+// exactly steps steps (a checkpoint's history says how many): a state of
+// another step count is refused, changing nothing.
+func (a *Adam) UnmarshalBinaryAfter(data []byte, steps int) error { return a.unmarshal(data, steps) }
+
+func (a *Adam) unmarshal(data []byte, steps int) error {
 	var st adamState
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
-		return fmt.Errorf("model: Adam state: %w: %w", ErrFormat, err)
+		// gob's messages quote names from the data: one line, whatever they hold
+		return fmt.Errorf("model: Adam state: %w: %s", ErrFormat, oneLine(err.Error()))
 	}
 	if st.Version != 1 || st.T < 0 || len(st.M) != len(a.m) || len(st.V) != len(a.v) {
 		return fmt.Errorf("model: Adam state: %w: version %d, %d/%d moment tensors for %d nodes", ErrFormat, st.Version, len(st.M), len(st.V), len(a.m))
+	}
+	if steps >= 0 && st.T != steps {
+		return fmt.Errorf("model: Adam state: %w: %d steps, want %d", ErrFormat, st.T, steps)
 	}
 	for i := range a.m {
 		if len(st.M[i]) != lenOf(a.m[i]) || len(st.V[i]) != lenOf(a.v[i]) {
 			return fmt.Errorf("model: Adam state: %w: node %d has %d values, want %d", ErrFormat, i, len(st.M[i]), lenOf(a.m[i]))
 		}
+		// float32 moments: the value narrowed must be finite too
+		_, f32 := a.m[i].([]float32)
+		finite := func(v float64) bool {
+			return !math.IsNaN(v) && !math.IsInf(v, 0) && (!f32 || !math.IsInf(float64(float32(v)), 0))
+		}
+		dtype := map[bool]string{true: "float32", false: "float64"}[f32]
 		for j, v := range st.M[i] {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("model: Adam state: %w: node %d first moment %d is %v", ErrFormat, i, j, v)
+			if !finite(v) {
+				return fmt.Errorf("model: Adam state: %w: node %d first moment %d is %v, want finite in %s", ErrFormat, i, j, v, dtype)
 			}
 		}
 		for j, v := range st.V[i] {
-			if !(v >= 0) || math.IsInf(v, 0) {
-				return fmt.Errorf("model: Adam state: %w: node %d second moment %d is %v, want finite and ≥ 0", ErrFormat, i, j, v)
+			if !(v >= 0) || !finite(v) {
+				return fmt.Errorf("model: Adam state: %w: node %d second moment %d is %v, want finite in %s and ≥ 0", ErrFormat, i, j, v, dtype)
 			}
 		}
 	}
@@ -65,6 +86,17 @@ func (a *Adam) UnmarshalBinary(data []byte) error {
 	}
 	a.t = st.T
 	return nil
+}
+
+// oneLine is s, quoted when it holds a newline or another character that
+// is not printable.
+func oneLine(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }
 
 // widenView is widen without copying a []float64 (for encoding only: the
