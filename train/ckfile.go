@@ -7,7 +7,10 @@ import (
 	"encoding/gob"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
+	"unicode"
 
 	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/model"
@@ -63,9 +66,7 @@ func readCheckpoint(path string, version uint32, v any) error {
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
-	bad := func(format string, a ...any) error {
-		return fmt.Errorf("resume %s: %w: %s (delete it, or start again with -force)", path, ErrCorruptCheckpoint, fmt.Sprintf(format, a...))
-	}
+	bad := func(format string, a ...any) error { return corrupt(path, format, a...) }
 	if len(data) < ckHeader+ckTrailer || string(data[:8]) != ckMagic {
 		return bad("not a drknn checkpoint of this version (%d bytes; an older build's checkpoint, or damaged)", len(data))
 	}
@@ -81,7 +82,46 @@ func readCheckpoint(path string, version uint32, v any) error {
 		return fmt.Errorf("resume %s: checkpoint format %d, this build reads %d", path, got, version)
 	}
 	if err := gob.NewDecoder(bytes.NewReader(body[ckHeader:])).Decode(v); err != nil {
-		return bad("%v", err)
+		// gob's messages quote type and field names from the data: one
+		// line, whatever they hold
+		return bad("%s", oneLine(err.Error()))
+	}
+	return nil
+}
+
+// corrupt is the error about the checkpoint path that fails its checksum,
+// cannot be decoded or holds a state no run could have left.
+func corrupt(path, format string, a ...any) error {
+	return fmt.Errorf("resume %s: %w: %s (delete it, or start again with -force)", path, ErrCorruptCheckpoint, fmt.Sprintf(format, a...))
+}
+
+// oneLine is s, quoted when it holds a newline or another character that
+// is not printable.
+func oneLine(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// checkDecoded checks what a checkpoint's gob held beyond the network and
+// Adam bytes (restoreState checks those): the payload's own version, and a
+// history of steps numbered 1, 2, … with a finite risk and counts ≥ 0, as
+// Step appends them. (The relative gaps are the solver's, which may be
+// ±Inf or NaN when its lower bound is 0: not checked.)
+func checkDecoded(path string, version, want int, history []StepStats) error {
+	if version != want {
+		return corrupt(path, "payload version %d, its header says %d", version, want)
+	}
+	for i, s := range history {
+		if s.Step != i+1 {
+			return corrupt(path, "history: step %d is numbered %d", i+1, s.Step)
+		}
+		if math.IsNaN(s.Risk) || math.IsInf(s.Risk, 0) || s.Iterations < 0 || s.NotOptimal < 0 {
+			return corrupt(path, "history of step %d: risk %v, %d iterations, %d not optimal", s.Step, s.Risk, s.Iterations, s.NotOptimal)
+		}
 	}
 	return nil
 }
@@ -99,19 +139,21 @@ func stateBytes(path string, net *model.Net, adam *model.Adam) (netb, adamb []by
 }
 
 // restoreState puts a checkpoint's network and Adam bytes (stateBytes)
-// back into net and adam, refusing a network of another config. On error
-// neither changes.
-func restoreState(path string, netb, adamb []byte, net *model.Net, adam *model.Adam) error {
+// back into net and adam, refusing a network of another config and Adam
+// moments of other sizes or of another step count than steps, the steps
+// of the checkpoint's history. On error neither changes.
+func restoreState(path string, netb, adamb []byte, steps int, net *model.Net, adam *model.Adam) error {
 	saved, err := model.UnmarshalNet(netb, path)
 	if err != nil {
 		return fmt.Errorf("resume: %w", err)
 	}
 	if saved.Config().String() != net.Config().String() {
-		return fmt.Errorf("resume %s: network config %s, want %s", path, saved.Config(), net.Config())
+		// the key, which covers the config, matched
+		return corrupt(path, "network config %s, want %s", saved.Config(), net.Config())
 	}
 	// Adam first: it validates sizes and changes nothing on error.
-	if err := adam.UnmarshalBinary(adamb); err != nil {
-		return fmt.Errorf("resume %s: %w", path, err)
+	if err := adam.UnmarshalBinaryAfter(adamb, steps); err != nil {
+		return fmt.Errorf("resume %s: %w: %w", path, ErrCorruptCheckpoint, err)
 	}
 	if err := net.CopyWeights(saved); err != nil { // weights and BN running statistics
 		return fmt.Errorf("resume %s: %w", path, err)

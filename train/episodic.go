@@ -549,7 +549,10 @@ func (t *EpisodicTrainer) Resume(path, key string) ([]byte, error) {
 	if len(ck.History) > t.s.Steps {
 		return nil, fmt.Errorf("resume %s: checkpoint has %d steps, the settings ask for %d", path, len(ck.History), t.s.Steps)
 	}
-	if err := restoreState(path, ck.Net, ck.Adam, t.net, t.adam); err != nil {
+	if err := checkDecoded(path, ck.Version, episodicCheckpointVersion, ck.History); err != nil {
+		return nil, err
+	}
+	if err := restoreState(path, ck.Net, ck.Adam, len(ck.History), t.net, t.adam); err != nil {
 		return nil, err
 	}
 	t.history = ck.History

@@ -265,7 +265,10 @@ func (t *Trainer) Resume(path, key string) error {
 	if len(ck.History) > t.s.Steps {
 		return fmt.Errorf("resume %s: checkpoint has %d steps, the config asks for %d", path, len(ck.History), t.s.Steps)
 	}
-	if err := restoreState(path, ck.Net, ck.Adam, t.net, t.adam); err != nil {
+	if err := checkDecoded(path, ck.Version, checkpointVersion, ck.History); err != nil {
+		return err
+	}
+	if err := restoreState(path, ck.Net, ck.Adam, len(ck.History), t.net, t.adam); err != nil {
 		return err
 	}
 	t.history = ck.History
