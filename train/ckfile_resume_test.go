@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -219,4 +220,97 @@ func TestResumeRefusalOneLine(t *testing.T) {
 			refusal(t, err, path)
 		})
 	}
+}
+
+// TestResumeHugeLengthPrefix: a payload whose gob message claims 4 GiB, or
+// whose weights claim 2^40 bytes, in a file of a few kB, is refused as
+// corrupt without allocating anything like it: gob reads a message and
+// refuses a slice length beyond the bytes left in its message ("bad
+// []uint8 slice length: 0", the 0 its check returns), so no bound of our
+// own is needed.
+func TestResumeHugeLengthPrefix(t *testing.T) {
+	r, seeds, version := fuzzTrainerWith(t)
+	p := seeds[1]
+	// gob's uint: a byte < 0x80, or the negated byte count then the bytes
+	huge := append([]byte{0xfc, 0xff, 0xff, 0xff, 0xff}, p[1:]...) // first message: 4 GiB
+	if p[0] >= 0x80 {
+		t.Fatalf("first message length encoded in %d bytes", 256-int(p[0]))
+	}
+	// a []byte of 2^40 bytes: the Net field re-encoded with its length
+	// prefix (2 bytes for len 200) replaced, the message length fixed up
+	small := reencodeKeepExtra(t, p, func(ck *checkpoint) { ck.Net = bytes.Repeat([]byte{7}, 200) })
+	i := bytes.Index(small, append([]byte{0xff, 200}, bytes.Repeat([]byte{7}, 8)...))
+	if i < 0 {
+		t.Fatal("no 200-byte Net in the re-encoded payload")
+	}
+	long := growMessage(t, small, i, []byte{0xfa, 1, 0, 0, 0, 0, 0}, 2)
+	for _, c := range []struct {
+		name    string
+		payload []byte
+	}{{"message of 4 GiB", huge}, {"weights of 2^40 bytes", long}} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "ck.bin")
+			if err := os.WriteFile(path, wrapCheckpoint(version, c.payload), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			err := r.resume(path)
+			runtime.ReadMemStats(&m1)
+			if !errors.Is(err, ErrCorruptCheckpoint) {
+				t.Fatalf("%v", err)
+			}
+			refusal(t, err, path)
+			if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 64<<20 {
+				t.Fatalf("refusing %d bytes allocated %d", len(c.payload), alloc)
+			}
+			t.Logf("%v", err)
+		})
+	}
+}
+
+// growMessage replaces the n bytes at off of the gob stream b by repl and
+// fixes the length prefix of the message holding them.
+func growMessage(tb testing.TB, b []byte, off int, repl []byte, n int) []byte {
+	tb.Helper()
+	for at := 0; at < len(b); {
+		size, w := gobUint(b[at:])
+		start := at + w
+		if off >= start && off < start+size {
+			var out []byte
+			out = append(out, b[:at]...)
+			out = append(out, putGobUint(size-n+len(repl))...)
+			out = append(out, b[start:off]...)
+			out = append(out, repl...)
+			return append(out, b[off+n:]...)
+		}
+		at = start + size
+	}
+	tb.Fatalf("offset %d in no message", off)
+	return nil
+}
+
+// gobUint decodes gob's unsigned integer at the start of b: its value and
+// width.
+func gobUint(b []byte) (int, int) {
+	if b[0] < 0x80 {
+		return int(b[0]), 1
+	}
+	n := 256 - int(b[0])
+	v := 0
+	for _, c := range b[1 : 1+n] {
+		v = v<<8 | int(c)
+	}
+	return v, 1 + n
+}
+
+func putGobUint(v int) []byte {
+	if v < 0x80 {
+		return []byte{byte(v)}
+	}
+	var be []byte
+	for ; v > 0; v >>= 8 {
+		be = append([]byte{byte(v)}, be...)
+	}
+	return append([]byte{byte(256 - len(be))}, be...)
 }
