@@ -224,10 +224,10 @@ func TestResumeRefusalOneLine(t *testing.T) {
 
 // TestResumeHugeLengthPrefix: a payload whose gob message claims 4 GiB, or
 // whose weights claim 2^40 bytes, in a file of a few kB, is refused as
-// corrupt without allocating anything like it: gob reads a message and
-// refuses a slice length beyond the bytes left in its message ("bad
-// []uint8 slice length: 0", the 0 its check returns), so no bound of our
-// own is needed.
+// corrupt without allocating anything like it: gob reads a message's
+// bytes as they arrive (saferio.ReadData: "unexpected EOF") and refuses a
+// slice length beyond the bytes left in its message ("bad []uint8 slice
+// length: 0", the 0 its check returns), so no bound of our own is needed.
 func TestResumeHugeLengthPrefix(t *testing.T) {
 	r, seeds, version := fuzzTrainerWith(t)
 	p := seeds[1]
