@@ -459,6 +459,59 @@ type trainState struct {
 	Seconds, CPUSeconds float64
 }
 
+// decodeTrainState decodes the validation state a transfer training's
+// checkpoint ck carries (trainState, gob), after stepsDone steps of
+// training net, and checks it is one a run could have left: validations
+// at increasing steps 0…stepsDone with accuracies in [0, 1], the best of
+// them (the first at the highest accuracy) as BestStep and BestAcc, with
+// its network in Best (net's config), or none at all (BestAcc −1), and
+// finite times ≥ 0. The checksum covers these bytes, so a state that fails
+// was written by another build or made by hand: refused as a corrupt
+// checkpoint (train.ErrCorruptCheckpoint) in one line, before a training
+// resumes from it — an undecodable Best would otherwise fail only after
+// the last step, and a NaN time when results.json is written.
+func decodeTrainState(ck string, extra []byte, stepsDone int, net *model.Net) (trainState, error) {
+	bad := func(format string, a ...any) (trainState, error) {
+		return trainState{}, fmt.Errorf("resume %s: %w: validation state: %s (delete it, or start again with -force)",
+			ck, train.ErrCorruptCheckpoint, strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", `\n`))
+	}
+	var st trainState
+	if err := gob.NewDecoder(bytes.NewReader(extra)).Decode(&st); err != nil {
+		return bad("%v", err)
+	}
+	bestStep, bestAcc := 0, -1.0
+	for i, v := range st.Validations {
+		if v.Step < 0 || v.Step > stepsDone || (i > 0 && v.Step <= st.Validations[i-1].Step) {
+			return bad("validation %d at step %d (after %d steps, the one before at %d)", i+1, v.Step, stepsDone, st.Validations[max(i-1, 0)].Step)
+		}
+		if !(v.Accuracy >= 0 && v.Accuracy <= 1) {
+			return bad("validation %d (step %d) has accuracy %v, want [0, 1]", i+1, v.Step, v.Accuracy)
+		}
+		if v.Accuracy > bestAcc {
+			bestStep, bestAcc = v.Step, v.Accuracy
+		}
+	}
+	if st.BestStep != bestStep || st.BestAcc != bestAcc {
+		return bad("best validation %v at step %d, the validations' is %v at step %d", st.BestAcc, st.BestStep, bestAcc, bestStep)
+	}
+	if len(st.Validations) == 0 && len(st.Best) != 0 {
+		return bad("a best network without a validation")
+	}
+	if len(st.Validations) > 0 {
+		best, err := model.UnmarshalNet(st.Best, "best network")
+		if err != nil {
+			return bad("%v", err)
+		}
+		if best.Config().String() != net.Config().String() {
+			return bad("best network config %s, want %s", best.Config(), net.Config())
+		}
+	}
+	if !(st.Seconds >= 0 && st.CPUSeconds >= 0) || math.IsInf(st.Seconds, 0) || math.IsInf(st.CPUSeconds, 0) {
+		return bad("times %v s, %v CPU-s, want finite and ≥ 0", st.Seconds, st.CPUSeconds)
+	}
+	return st, nil
+}
+
 // EmbeddingOptions control TrainEmbedding.
 type EmbeddingOptions struct {
 	Dir      string // the objective's folder: checkpoint.bin, history.json, best.bin ("" writes nothing)
@@ -513,8 +566,8 @@ func TrainEmbedding(ctx context.Context, cfg Config, d *datasets.Dataset, split 
 					}
 					return nil, nil, err
 				}
-				if err := gob.NewDecoder(bytes.NewReader(extra)).Decode(&st); err != nil {
-					return nil, nil, fmt.Errorf("resume %s: validation state: %v", ck, err)
+				if st, err = decodeTrainState(ck, extra, tr.StepsDone(), net); err != nil {
+					return nil, nil, err
 				}
 				notify(TrainingResumed{Objective: objective, Step: tr.StepsDone(), Steps: s.Steps})
 				notify(Message{resumedText(objective, tr.StepsDone(), s.Steps, ck)})
