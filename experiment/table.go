@@ -368,8 +368,11 @@ func TableConfigs(opts TableOptions, transfer bool) (paths map[string]string, sh
 }
 
 // errDamagedCell is wrapped by finishedCell's error for a results.json
-// that is not JSON (truncated, overwritten): the table runs the cell again
-// (damagedNote) rather than stopping.
+// that is not JSON (truncated, overwritten) or whose contents do not hold
+// together (Results.validate: a method with fewer accuracies than repeats,
+// an accuracy outside [0, 1], a method missing or named twice, …): the
+// table runs the cell again (damagedNote) rather than stopping or writing
+// a wrong table.
 var errDamagedCell = errors.New("damaged results")
 
 // damagedNote is the log line of a cell run again because its results.json
@@ -382,8 +385,8 @@ func damagedNote(cell string, err error) Message {
 // one: nil when the cell has not finished, an ErrConfig when it was made
 // with another config than want (the config the run records: after
 // ForData for Table 1) — resuming must not mix settings in one table —
-// and an error wrapping errDamagedCell, naming the file, when it is not
-// JSON. The worker count never changes results and is not compared.
+// and an error wrapping errDamagedCell, naming the file (and the field),
+// when it is not JSON or not results the table can show (Results.validate). The worker count never changes results and is not compared.
 func finishedCell(dir string, want Config) (*Results, error) {
 	path := filepath.Join(dir, "results.json")
 	b, err := os.ReadFile(path)
@@ -408,7 +411,171 @@ func finishedCell(dir string, want Config) (*Results, error) {
 		return nil, configErr(fmt.Errorf("%s was made with another config than this table's (%s); "+
 			"use another -out, or delete that cell's folder to run it again", path, configDiff(got, want)))
 	}
+	if err := res.validate(b, want); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errDamagedCell, path, err)
+	}
 	return &res, nil
+}
+
+// validate checks what the table's writers (writeTable, pairedCSV,
+// writeTransferTable) take from finished results made with cfg, b being
+// their JSON: the results of cfg's data set, ways, shots and repeats; one
+// entry for each of cfg's methods, no other and none twice; each with one
+// accuracy per repeat, in [0, 1] or null (failed), its failed repeats
+// those nulls and an error when there are any, its mean and interval
+// those of the accuracies; log-loss and ECE, when present, one value per
+// repeat and a finite mean; one episode record per repeat; and the
+// transfer record of a transfer run. The error names the field.
+func (r *Results) validate(b []byte, cfg Config) error {
+	if err := uniqueMethods(b); err != nil {
+		return err
+	}
+	switch {
+	case r.Dataset != cfg.Dataset:
+		return fmt.Errorf("dataset %q, the config's is %q", r.Dataset, cfg.Dataset)
+	case r.Ways != cfg.Ways:
+		return fmt.Errorf("ways %d, the config's is %d", r.Ways, cfg.Ways)
+	case r.Shots != cfg.Shots:
+		return fmt.Errorf("shots %d, the config's is %d", r.Shots, cfg.Shots)
+	case r.Repeats != cfg.Repeats:
+		return fmt.Errorf("repeats %d, the config's is %d", r.Repeats, cfg.Repeats)
+	case len(r.Episodes) != cfg.Repeats:
+		return fmt.Errorf("episodes: %d records, the config's repeats is %d", len(r.Episodes), cfg.Repeats)
+	}
+	methods := cfg.methods()
+	if cfg.Protocol == ProtocolTransfer {
+		if r.Transfer == nil {
+			return errors.New("transfer: missing (a transfer run records its split and trainings)")
+		}
+		if cfg.Transfer.Anchor != nil {
+			methods = cfg.transferMethods()
+		}
+	}
+	for _, m := range methods {
+		if _, ok := r.Methods[m]; !ok {
+			return fmt.Errorf("methods: no %s, which the config evaluates", m)
+		}
+	}
+	for _, m := range r.MethodOrder() {
+		if !slices.Contains(methods, m) {
+			return fmt.Errorf("methods.%s: not a method the config evaluates", m)
+		}
+		if err := r.Methods[m].validate(cfg.Repeats); err != nil {
+			return fmt.Errorf("methods.%s.%w", m, err)
+		}
+	}
+	return nil
+}
+
+// validate checks a method's result over n repeats (Results.validate);
+// the error starts with the field's name.
+func (m MethodResult) validate(n int) error {
+	if len(m.PerRepeat) != n {
+		return fmt.Errorf("per_repeat: %d accuracies, the config's repeats is %d", len(m.PerRepeat), n)
+	}
+	var failed []int
+	for i, a := range m.PerRepeat {
+		switch {
+		case math.IsNaN(a):
+			failed = append(failed, i+1)
+		case !(a >= 0 && a <= 1):
+			return fmt.Errorf("per_repeat: repeat %d: accuracy %v outside [0, 1]", i+1, a)
+		}
+	}
+	if !slices.Equal(m.Failed, failed) {
+		return fmt.Errorf("failed: %v, but per_repeat has no accuracy on repeats %v", m.Failed, failed)
+	}
+	if (m.Error != "") != (len(failed) > 0) {
+		if m.Error == "" {
+			return fmt.Errorf("error: missing, but the method failed on repeats %v", failed)
+		}
+		return fmt.Errorf("error: %q, but the method failed on no repeat", m.Error)
+	}
+	mean, ci := math.NaN(), math.NaN()
+	if done := m.Completed(); len(done) > 0 {
+		s, err := eval.Summarize(done)
+		if err != nil {
+			return fmt.Errorf("per_repeat: %w", err)
+		}
+		mean, ci = s.Mean, s.HalfWidth
+	}
+	if !sameValue(m.Mean, mean) {
+		return fmt.Errorf("mean: %v, but per_repeat's mean is %v", m.Mean, mean)
+	}
+	if !sameValue(m.CI95, ci) {
+		return fmt.Errorf("ci95: %v, but per_repeat's is %v", m.CI95, ci)
+	}
+	for _, s := range []struct {
+		name string
+		m    *Metric
+	}{{"log_loss", m.LogLoss}, {"ece", m.ECE}} {
+		if s.m == nil {
+			continue
+		}
+		switch {
+		case len(s.m.PerRepeat) != n:
+			return fmt.Errorf("%s.per_repeat: %d values, the config's repeats is %d", s.name, len(s.m.PerRepeat), n)
+		case math.IsNaN(s.m.Mean) || math.IsInf(s.m.Mean, 0) || s.m.Mean < 0:
+			return fmt.Errorf("%s.mean: %v, not a finite score", s.name, s.m.Mean)
+		case math.IsInf(s.m.CI95, 0) || s.m.CI95 < 0:
+			return fmt.Errorf("%s.ci95: %v, not a half-width", s.name, s.m.CI95)
+		}
+	}
+	return nil
+}
+
+// sameValue reports whether a recorded mean or interval a is b, recomputed
+// (both NaN, or equal up to rounding).
+func sameValue(a, b float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b))
+}
+
+// uniqueMethods refuses a results.json whose methods object names a method
+// twice (encoding/json keeps the last silently).
+func uniqueMethods(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil // not an object: json.Unmarshal has refused it
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if k != "methods" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+			continue
+		}
+		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+			return nil // null, or not an object
+		}
+		seen := map[string]bool{}
+		for dec.More() {
+			m, err := dec.Token()
+			if err != nil {
+				return nil
+			}
+			name, _ := m.(string)
+			if seen[name] {
+				return fmt.Errorf("methods: %s named twice", name)
+			}
+			seen[name] = true
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return nil
+			}
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // configDiff names the first keys (JSON paths) where two configs differ.
