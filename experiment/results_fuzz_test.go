@@ -20,10 +20,11 @@ import (
 // resultsSeed is a finished cell's results.json with the config it was
 // made with (what finishedCell is asked for) and its table column.
 type resultsSeed struct {
-	name string
-	col  eval.Column
-	b    []byte
-	cfg  Config
+	name     string
+	col      eval.Column
+	transfer *TransferCell // a transfer table's cell (col unused)
+	b        []byte
+	cfg      Config
 }
 
 var quickSeed struct {
@@ -59,12 +60,51 @@ func quickResults(t testing.TB) resultsSeed {
 			return
 		}
 		b, err := os.ReadFile(filepath.Join(out, "cells", outs[0].Name, "results.json"))
-		quickSeed.seed, quickSeed.err = resultsSeed{outs[0].Name, outs[0].Column, b, outs[0].Results.Config}, err
+		quickSeed.seed, quickSeed.err = resultsSeed{outs[0].Name, outs[0].Column, nil, b, outs[0].Results.Config}, err
 	})
 	if quickSeed.err != nil {
 		t.Fatal(quickSeed.err)
 	}
 	return quickSeed.seed
+}
+
+var transferSeed struct {
+	once sync.Once
+	seed resultsSeed
+	err  error
+}
+
+// quickTransferResults runs the transfer table's quick MNIST 5-way 1-shot
+// cell once per test binary and returns its results.json.
+func quickTransferResults(t testing.TB) resultsSeed {
+	t.Helper()
+	if _, err := datadir.Require("mnist"); err != nil {
+		t.Skip(err)
+	}
+	transferSeed.once.Do(func() {
+		out, err := os.MkdirTemp("", "resfuzz")
+		if err != nil {
+			transferSeed.err = err
+			return
+		}
+		defer os.RemoveAll(out)
+		outs, err := RunTransferTable(t.Context(), TableOptions{OutDir: out, Only: []string{"mnist-5w1s"}, Quick: true})
+		if err != nil {
+			transferSeed.err = err
+			return
+		}
+		if len(outs) != 1 || outs[0].Results == nil {
+			transferSeed.err = errors.New("the quick transfer cell has no results")
+			return
+		}
+		cell := outs[0].Cell
+		b, err := os.ReadFile(filepath.Join(out, "cells", cell.Name(), "results.json"))
+		transferSeed.seed, transferSeed.err = resultsSeed{cell.Name(), eval.Column{}, &cell, b, outs[0].Results.Config}, err
+	})
+	if transferSeed.err != nil {
+		t.Fatal(transferSeed.err)
+	}
+	return transferSeed.seed
 }
 
 // committedSeeds are the committed results of Table 1's cells
@@ -87,7 +127,7 @@ func committedSeeds(t testing.TB) []resultsSeed {
 		if err := json.Unmarshal(b, &res); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		seeds = append(seeds, resultsSeed{name, eval.PaperColumns()[i], b, res.Config})
+		seeds = append(seeds, resultsSeed{name, eval.PaperColumns()[i], nil, b, res.Config})
 	}
 	return seeds
 }
@@ -112,6 +152,10 @@ func finishedCellBytes(t testing.TB, b []byte, want Config) (*Results, string, e
 // over no more repeats than there are.
 func checkRendered(t *testing.T, s resultsSeed, res *Results, cfg Config) {
 	t.Helper()
+	if s.transfer != nil {
+		checkTransferRendered(t, *s.transfer, res, cfg)
+		return
+	}
 	dir := t.TempDir()
 	outs := []CellOutcome{{Column: s.col, Name: s.name, Results: res, Reused: true}}
 	if err := writeTable(TableOptions{OutDir: dir}, outs, 0); err != nil {
@@ -154,6 +198,41 @@ func checkRendered(t *testing.T, s resultsSeed, res *Results, cfg Config) {
 	}
 }
 
+// checkTransferRendered is checkRendered for the transfer table: a row
+// of transfer.csv per method with the config's tasks, "failed on N of R
+// tasks" with N the tasks it has no accuracy on, the mean of the
+// accuracies it counts.
+func checkTransferRendered(t *testing.T, cell TransferCell, res *Results, cfg Config) {
+	t.Helper()
+	dir := t.TempDir()
+	outs := []TransferOutcome{{Cell: cell, Results: res, Reused: true}}
+	if err := writeTransferTable(TableOptions{OutDir: dir}, outs, 0); err != nil {
+		t.Fatalf("writeTransferTable: %v", err)
+	}
+	rows := readCSV(t, filepath.Join(dir, "transfer.csv"))
+	if got, want := len(rows)-1, len(cfg.transferMethods()); got != want {
+		t.Fatalf("transfer.csv has %d method rows, the config evaluates %d methods", got, want)
+	}
+	tasks := strconv.Itoa(cfg.Repeats)
+	for _, row := range rows[1:] {
+		m := row[3]
+		if row[6] != tasks {
+			t.Errorf("transfer.csv: %s: tasks %s, the config's is %s", m, row[6], tasks)
+		}
+		r := res.Methods[m]
+		if nan := len(r.PerRepeat) - len(r.Completed()); nan > 0 {
+			if want := "failed on " + strconv.Itoa(nan) + " of " + tasks + " tasks"; !strings.HasPrefix(row[9], want) {
+				t.Errorf("transfer.csv: %s: status %q, want %q…", m, row[9], want)
+			}
+		}
+		if done := r.Completed(); len(done) > 0 {
+			if s, err := eval.Summarize(done); err != nil || csvNum(s.Mean) != row[4] {
+				t.Errorf("transfer.csv: %s: mean %q, the mean of per_repeat %v is %v (%v)", m, row[4], done, s.Mean, err)
+			}
+		}
+	}
+}
+
 func readCSV(t *testing.T, path string) [][]string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -175,6 +254,9 @@ func FuzzFinishedCell(f *testing.F) {
 	seeds := committedSeeds(f)
 	if _, err := datadir.Require("lung-cancer"); err == nil {
 		seeds = append([]resultsSeed{quickResults(f)}, seeds...)
+	}
+	if _, err := datadir.Require("mnist"); err == nil {
+		seeds = append(seeds, quickTransferResults(f))
 	}
 	if len(seeds) == 0 {
 		f.Skip("no results.json to start from")
@@ -258,6 +340,7 @@ func TestFinishedCellDamaged(t *testing.T) {
 			v["methods"].(map[string]any)["svm"] = method(v, "drknn")
 		})},
 		{"a method named twice", "methods: embedding_knn named twice", dup},
+		{"two methods objects", "methods: given twice", append(bytes.TrimSuffix(bytes.TrimSpace(s.b), []byte("}")), []byte(`, "methods": {"drknn": {"mean": 0.5, "ci95": null, "per_repeat": [0.5, 0.5, 0.5]}}}`)...)},
 		{"accuracy above 1", "methods.drknn.per_repeat: repeat 2", editResults(t, s.b, func(v map[string]any) {
 			method(v, "drknn")["per_repeat"].([]any)[1] = 1.5
 		})},
@@ -297,27 +380,42 @@ func TestFinishedCellDamaged(t *testing.T) {
 }
 
 // TestFinishedCellTransferRecord: a transfer cell's results.json without
-// its transfer record (which the transfer table reads for the trainings)
-// is a damaged cell, and the transfer table of what finishedCell returns
-// never panics.
+// its transfer record (which the transfer table reads for the trainings),
+// or with a task's accuracy missing from one method, is a damaged cell,
+// and the transfer table of what finishedCell returns never panics.
 func TestFinishedCellTransferRecord(t *testing.T) {
-	s := quickResults(t)
-	cfg := s.cfg
-	cfg.Protocol = ProtocolTransfer
-	b := editResults(t, s.b, func(v map[string]any) { v["config"].(map[string]any)["protocol"] = ProtocolTransfer })
-	res, path, err := finishedCellBytes(t, b, cfg)
-	if res != nil {
-		// The old code returned these results: the table must not panic.
-		defer func() {
-			if p := recover(); p != nil {
-				t.Fatalf("writeTransferTable panicked on the results finishedCell accepted: %v", p)
-			}
-		}()
-		writeTransferTable(TableOptions{OutDir: t.TempDir()}, []TransferOutcome{{Cell: TransferCell{"mnist", 5, 1}, Results: res}}, 0)
-		t.Fatal("a transfer results.json without its transfer record was accepted")
+	s := quickTransferResults(t)
+	if res, _, err := finishedCellBytes(t, s.b, s.cfg); err != nil || res == nil {
+		t.Fatalf("the undamaged results.json: %v", err)
 	}
-	if !errors.Is(err, errDamagedCell) || !strings.Contains(OneLine(err), path) || !strings.Contains(err.Error(), "transfer: missing") {
-		t.Fatalf("%v: want a damaged cell naming %s and its transfer record", err, path)
+	for _, c := range []struct {
+		name, field string
+		b           []byte
+	}{
+		{"no transfer record", "transfer: missing", editResults(t, s.b, func(v map[string]any) { delete(v, "transfer") })},
+		{"null transfer record", "transfer: missing", editResults(t, s.b, func(v map[string]any) { v["transfer"] = nil })},
+		{"a task's accuracy missing", "methods.proto_net.per_repeat", editResults(t, s.b, func(v map[string]any) {
+			m := method(v, "proto_net")
+			m["per_repeat"] = m["per_repeat"].([]any)[1:]
+		})},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, path, err := finishedCellBytes(t, c.b, s.cfg)
+			if res != nil {
+				func() {
+					defer func() {
+						if p := recover(); p != nil {
+							t.Errorf("writeTransferTable panicked on the results finishedCell accepted: %v", p)
+						}
+					}()
+					writeTransferTable(TableOptions{OutDir: t.TempDir()}, []TransferOutcome{{Cell: *s.transfer, Results: res}}, 0)
+				}()
+				t.Fatal("accepted")
+			}
+			if msg := OneLine(err); !errors.Is(err, errDamagedCell) || msg != err.Error() || !strings.Contains(msg, path) || !strings.Contains(msg, c.field) {
+				t.Fatalf("%v: want a damaged cell, one line naming %s and %q", err, path, c.field)
+			}
+		})
 	}
 }
 

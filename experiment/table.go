@@ -534,12 +534,14 @@ func sameValue(a, b float64) bool {
 }
 
 // uniqueMethods refuses a results.json whose methods object names a method
-// twice (encoding/json keeps the last silently).
+// twice, or that has two methods objects (encoding/json keeps the last
+// value of a key, and merges the objects, silently).
 func uniqueMethods(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil // not an object: json.Unmarshal has refused it
 	}
+	objects := 0
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
@@ -551,6 +553,9 @@ func uniqueMethods(b []byte) error {
 				return nil
 			}
 			continue
+		}
+		if objects++; objects > 1 {
+			return errors.New("methods: given twice")
 		}
 		if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 			return nil // null, or not an object
