@@ -41,6 +41,10 @@ type progress struct {
 	drawnFrac float64   // fraction at the last plain line
 	shownFrac float64   // largest fraction shown
 	shown     bool      // a terminal line is on screen
+	// final: the run is over (Reporter.Close); with no work left, it is
+	// all done — even when nothing was left to do at all (every cell
+	// reused or skipped: 0 of 0).
+	final bool
 }
 
 func newProgress(out io.Writer, width func() int, now func() time.Time) *progress {
@@ -107,6 +111,9 @@ func (p *progress) forget(key string) { delete(p.last, key) }
 // the kinds that have one (a lower bound). ok is false when nothing can be
 // estimated.
 func (p *progress) eta() (secs float64, known, ok bool) {
+	if p.final && p.remaining() <= 0 {
+		return 0, true, true
+	}
 	work, known := 0.0, true
 	if left := p.steps - p.doneSteps; left > 0 {
 		if p.stepN > 0 {
@@ -142,6 +149,9 @@ func (p *progress) remaining() int { return p.steps - p.doneSteps + p.units - p.
 // measured evaluation unit may show that the work done so far was the
 // cheap part).
 func (p *progress) fraction() float64 {
+	if p.final && p.remaining() <= 0 {
+		p.shownFrac = 1
+	}
 	p.shownFrac = max(p.shownFrac, p.rawFraction())
 	if p.remaining() > 0 {
 		p.shownFrac = min(p.shownFrac, 0.999)

@@ -316,3 +316,34 @@ func TestReporterFailedCell(t *testing.T) {
 		t.Fatalf("terminal %q", out)
 	}
 }
+
+// TestReporterNothingLeftToRun: a table whose every cell is reused
+// (-resume over a finished table) or skipped ends its plain output with
+// "progress 100%, 0s left": nothing is left to do. It ended with
+// "progress 0%, time left ?" — the reused cells' work is taken off the
+// total, which left a fraction of 0/0.
+func TestReporterNothingLeftToRun(t *testing.T) {
+	for _, reused := range []bool{true, false} {
+		c := (&clock{}).at(0)
+		var term bytes.Buffer
+		r := &Reporter{Term: &term, Bar: true, Now: c.now}
+		dir := t.TempDir()
+		r.Observe(experiment.TableStarted{Dir: dir, Cells: []experiment.CellPlan{
+			{Name: "a-2w5s", Repeats: 2, Steps: 5, Methods: []string{"drknn"}},
+			{Name: "b-2w5s", Repeats: 2, Steps: 5, Methods: []string{"drknn"}},
+		}})
+		for _, name := range []string{"a-2w5s", "b-2w5s"} {
+			c.at(1)
+			o := experiment.CellOutcome{Name: name, Skipped: "data not available"}
+			if reused {
+				o = experiment.CellOutcome{Name: name, Reused: true, Results: &experiment.Results{Methods: map[string]experiment.MethodResult{}}}
+			}
+			r.Observe(experiment.CellDone{Cell: o})
+		}
+		r.Close()
+		lines := strings.Split(strings.TrimSpace(term.String()), "\n")
+		if last := lines[len(lines)-1]; last != "progress 100%, 0s left" {
+			t.Errorf("reused %v: last line %q, want %q (all: %q)", reused, last, "progress 100%, 0s left", lines)
+		}
+	}
+}

@@ -90,6 +90,7 @@ func (r *Reporter) println(format string, args ...any) {
 // last line).
 func (r *Reporter) Close() {
 	if r.prog != nil {
+		r.prog.final = true
 		if r.prog.width() <= 0 {
 			r.prog.draw(true) // the last plain line: where the work ended
 		}
