@@ -31,6 +31,9 @@ var ErrRunDirInUse = errors.New("run folder in use")
 // same) or force (the run outputs of runEntries are removed first; other
 // files are left alone).
 func PrepareRunDir(dir string, resume, force bool) error {
+	if err := recoverPartial(dir); err != nil {
+		return err
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(ents) == 0) {
 		return nil
@@ -238,6 +241,47 @@ func InterruptedNote(dir string) string {
 // run it replaces (ReplaceRunDir) until the new run has finished.
 const ReplacedDir = ".replaced-run"
 
+// partialDir is the folder, inside a run folder, that a set-aside fills
+// before it is renamed to ReplacedDir, and that a restore renames
+// ReplacedDir to before it empties it: each move is then one rename at
+// the folder level. One left by a kill holds entries of the earlier run
+// whose other entries are in the run folder; recoverPartial puts them
+// back.
+const partialDir = ReplacedDir + ".partial"
+
+// recoverPartial puts back into the run folder dir the entries a set-aside
+// or a restore killed half-way left in dir/partialDir — the earlier run's,
+// none of them in dir: the new run never started, or its entries were
+// removed — and removes it, with the note of a transfer training's
+// set-aside (asideNote), which means nothing without one. A name in both
+// is refused (one line naming both) with nothing moved. Nothing to do
+// when there is no partialDir.
+func recoverPartial(dir string) error {
+	partial := filepath.Join(dir, partialDir)
+	if _, err := os.Lstat(partial); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	ents, err := os.ReadDir(partial)
+	if err != nil {
+		return fmt.Errorf("run folder: recovering an interrupted set-aside: %w", err)
+	}
+	for _, e := range ents {
+		if _, err := os.Lstat(filepath.Join(dir, e.Name())); !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("run folder: recovering an interrupted set-aside: %s would replace %s; move one of them away", filepath.Join(partial, e.Name()), filepath.Join(dir, e.Name()))
+		}
+	}
+	for _, e := range ents {
+		if err := os.Rename(filepath.Join(partial, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("run folder: recovering an interrupted set-aside: %w", err)
+		}
+	}
+	if err := os.Remove(partial); err != nil {
+		return fmt.Errorf("run folder: recovering an interrupted set-aside: %w", err)
+	}
+	os.Remove(filepath.Join(dir, asideNote))
+	return nil
+}
+
 // Replaced is a finished (or stopped) run that -force set aside in its run
 // folder's ReplacedDir while a new run is made in its place: Settle puts
 // it back if the new run fails, and deletes it once the new run has
@@ -321,7 +365,7 @@ func trainingKind(cells []string) replacedKind {
 			ents, _ := os.ReadDir(dir)
 			var names []string
 			for _, e := range ents {
-				if e.Name() != ReplacedDir && e.Name() != asideNote {
+				if e.Name() != ReplacedDir && e.Name() != partialDir && e.Name() != asideNote {
 					names = append(names, e.Name())
 				}
 			}
@@ -420,6 +464,9 @@ func replaceDir(dir string, kind replacedKind) (*Replaced, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("%s folder: %w", kind.what, err)
 	}
+	if err := recoverPartial(dir); err != nil {
+		return nil, err
+	}
 	aside := filepath.Join(dir, ReplacedDir)
 	_, err := os.Lstat(aside)
 	hasAside := err == nil
@@ -453,21 +500,32 @@ func replaceDir(dir string, kind replacedKind) (*Replaced, error) {
 			return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
 		}
 	}
-	if err := os.Mkdir(aside, 0o755); err != nil {
+	// The entries go into partialDir, which becomes ReplacedDir in one
+	// rename: a kill half-way leaves a partialDir, which recoverPartial
+	// empties back, never a half-filled ReplacedDir.
+	partial := filepath.Join(dir, partialDir)
+	if err := os.Mkdir(partial, 0o755); err != nil {
 		kind.removeNote(dir)
 		return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
 	}
 	var moved []string
+	err = nil
 	for _, name := range present {
-		if err := os.Rename(filepath.Join(dir, name), filepath.Join(aside, name)); err != nil {
-			for _, m := range moved { // put back what was moved: the folder as it was
-				os.Rename(filepath.Join(aside, m), filepath.Join(dir, m))
-			}
-			os.Remove(aside)
-			kind.removeNote(dir)
-			return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
+		if err = os.Rename(filepath.Join(dir, name), filepath.Join(partial, name)); err != nil {
+			break
 		}
 		moved = append(moved, name)
+	}
+	if err == nil {
+		err = os.Rename(partial, aside)
+	}
+	if err != nil {
+		for _, m := range moved { // put back what was moved: the folder as it was
+			os.Rename(filepath.Join(partial, m), filepath.Join(dir, m))
+		}
+		os.Remove(partial)
+		kind.removeNote(dir)
+		return nil, fmt.Errorf("%s folder: setting the earlier %s aside: %w", kind.what, kind.what, err)
 	}
 	r.aside = aside
 	return r, nil
@@ -528,22 +586,29 @@ func (r *Replaced) Settle(runErr error) error {
 			return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, r.aside, err)
 		}
 	}
-	// results.json goes back last: a results.json beside a set-aside is
-	// then always a newer run's (runKind), even after a kill half-way.
-	ents, err := os.ReadDir(r.aside)
+	// The set-aside is renamed to partialDir first, in one rename: a kill
+	// while its entries go back leaves a partialDir, which recoverPartial
+	// empties back, never a ReplacedDir holding part of the earlier run.
+	// results.json goes back last all the same.
+	partial := filepath.Join(r.dir, partialDir)
+	if err := os.Rename(r.aside, partial); err != nil {
+		return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, r.aside, err)
+	}
+	r.aside = partial // what is left of the earlier run, if the restore stops
+	ents, err := os.ReadDir(partial)
 	slices.SortStableFunc(ents, func(a, b fs.DirEntry) int {
 		return cmpBool(a.Name() == "results.json", b.Name() == "results.json")
 	})
 	for _, e := range ents {
 		if err == nil {
-			err = os.Rename(filepath.Join(r.aside, e.Name()), filepath.Join(r.dir, e.Name()))
+			err = os.Rename(filepath.Join(partial, e.Name()), filepath.Join(r.dir, e.Name()))
 		}
 	}
 	if err == nil {
-		err = os.Remove(r.aside)
+		err = os.Remove(partial)
 	}
 	if err != nil {
-		return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, r.aside, err)
+		return fmt.Errorf("%w; restoring the earlier %s from %s: %w", runErr, what, partial, err)
 	}
 	kind.removeNote(r.dir)
 	return fmt.Errorf("%w; the earlier %s in %s is restored (-force replaces it only when the new %s finishes)", runErr, what, r.dir, what)

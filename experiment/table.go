@@ -236,6 +236,9 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 			if err != nil {
 				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
 			}
+			if err := recoverPartial(dir); err != nil { // a set-aside or restore a kill interrupted
+				return nil, fmt.Errorf("table: cell %s: %w", o.Name, err)
+			}
 			res, err := finishedCell(dir, want)
 			if errors.Is(err, errDamagedCell) {
 				notify(damagedNote(o.Name, err))

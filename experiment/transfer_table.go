@@ -209,6 +209,11 @@ func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutco
 		dir := filepath.Join(opts.OutDir, "cells", cell.Name())
 		trainDir := filepath.Join(opts.OutDir, "train", cell.Dataset)
 		if resume {
+			for _, d := range []string{dir, trainDir} { // a set-aside or restore a kill interrupted
+				if err := recoverPartial(d); err != nil {
+					return nil, fmt.Errorf("transfer table: cell %s: %w", cell.Name(), err)
+				}
+			}
 			res, err := finishedCell(dir, cfg)
 			if errors.Is(err, errDamagedCell) {
 				notify(damagedNote(cell.Name(), err))
