@@ -3,6 +3,8 @@ package experiment
 import (
 	"strings"
 	"testing"
+
+	"github.com/drknn/drknn/internal/oneline"
 )
 
 // machineWords are what Gorgonia's tape machine wraps around an op's
@@ -37,7 +39,7 @@ func TestDivergedTrainingLogsOneLine(t *testing.T) {
 	}
 	log := strings.Join(lines, "\n")
 	checkNoMachineWords(t, "the log", log)
-	checkNoMachineWords(t, "the error", OneLine(err))
+	checkNoMachineWords(t, "the error", oneline.Err(err))
 	want := "repeat 1 failed: training diverged at step 2 of 3: non-finite risk (the embeddings hold NaN or ±Inf); " +
 		"lower train.lr (now 1e+300) or check the data for NaN/Inf"
 	if !strings.Contains(log, want) {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/drknn/drknn/internal/oneline"
 )
 
 // A run that fails outside its repeats (here: its results.json cannot be
@@ -43,7 +45,7 @@ func TestRunFailureLogged(t *testing.T) {
 			} else {
 				t.Fatal("the run wrote its results.json over a folder")
 			}
-			want := "failed: " + OneLine(err)
+			want := "failed: " + oneline.Err(err)
 			if finished < 1 || lines[finished-1] != want {
 				t.Fatalf("the log's last line before Finished is not %q:\n%s", want, strings.Join(lines, "\n"))
 			}
@@ -117,7 +119,7 @@ func TestAllRepeatsFailedLoggedOnce(t *testing.T) {
 				t.Errorf("%d repeats: %q is logged %d times, want %d (once in each repeat's line):\n%s", tc.repeats, c, n, want, log)
 			}
 		}
-		if got := OneLine(err); got != tc.terminal {
+		if got := oneline.Err(err); got != tc.terminal {
 			t.Errorf("%d repeats: the run's error is %q, want %q", tc.repeats, got, tc.terminal)
 		}
 		if tc.repeats == 3 && !errors.Is(err, errLuck) {

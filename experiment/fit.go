@@ -14,6 +14,7 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
+	"github.com/drknn/drknn/internal/oneline"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/predict"
 	"github.com/drknn/drknn/train"
@@ -483,7 +484,7 @@ func FitAll(ctx context.Context, cfg Config, d *datasets.Dataset, trainIdx, test
 				if sum.MethodErrors == nil {
 					sum.MethodErrors = map[string]string{}
 				}
-				sum.MethodErrors[meth] = OneLine(err)
+				sum.MethodErrors[meth] = oneline.Err(err)
 				notify(Message{fmt.Sprintf("fit: %s failed: %s", meth, sum.MethodErrors[meth])})
 				notify(UnitDone{Method: meth, Accuracy: math.NaN(), Seconds: time.Since(t0).Seconds(), Err: sum.MethodErrors[meth]})
 				continue

@@ -12,12 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
-	"github.com/drknn/drknn/internal/vmerr"
+	"github.com/drknn/drknn/internal/oneline"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/optlayer"
 	"github.com/drknn/drknn/optlayer/gop"
@@ -693,7 +692,7 @@ func RunRepeat(ctx context.Context, cfg Config, d *datasets.Dataset, r int, o Re
 			if ctx.Err() != nil {
 				return nil, keepTraining(keep, fmt.Errorf("stopped evaluating %s: %w", m, context.Cause(ctx)))
 			}
-			msg := OneLine(err)
+			msg := oneline.Err(err)
 			rep.MethodErr[m] = msg
 			if rep.Record.MethodErrors == nil {
 				rep.Record.MethodErrors = map[string]string{}
@@ -872,13 +871,6 @@ func (rep *Repeat) Export(dir string, cfg Config) error {
 	return predict.WriteExport(dir, m, man, rep.QueryEmb, rep.Episode.Query.Len(), rep.Episode.QueryLabels)
 }
 
-// OneLine is err's message on one line (an error recorded in results.json),
-// with Gorgonia's report of a failing graph instruction left out of it
-// (vmerr.Clean: the op's own error stays).
-func OneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(vmerr.Clean(err).Error(), "\n", "; ")), " ")
-}
-
 // trainingDiverged is the error of a training whose step diverged
 // (train.DivergedError), in the config's terms: the step of how many, what
 // was not finite, and the key to lower. Unwrap reaches the step's error
@@ -924,7 +916,7 @@ func stoppedText(who string, err error, path string) string {
 			kept = "checkpoint " + path + " kept"
 		}
 	}
-	return fmt.Sprintf("%s interrupted: %s; %s", who, OneLine(err), kept)
+	return fmt.Sprintf("%s interrupted: %s; %s", who, oneline.Err(err), kept)
 }
 
 // errStopped reports whether err is a cancellation (Ctrl-C) rather than a

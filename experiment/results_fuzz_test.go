@@ -15,6 +15,7 @@ import (
 
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/datadir"
+	"github.com/drknn/drknn/internal/oneline"
 )
 
 // resultsSeed is a finished cell's results.json with the config it was
@@ -271,7 +272,7 @@ func FuzzFinishedCell(f *testing.F) {
 			if res != nil {
 				t.Fatalf("results and an error: %v", err)
 			}
-			msg := OneLine(err)
+			msg := oneline.Err(err)
 			if !errors.Is(err, ErrConfig) && !(errors.Is(err, errDamagedCell) && strings.Contains(msg, path)) {
 				t.Fatalf("neither another config nor a damaged cell naming %s: %v", path, err)
 			}
@@ -371,7 +372,7 @@ func TestFinishedCellDamaged(t *testing.T) {
 			if res != nil || !errors.Is(err, errDamagedCell) {
 				t.Fatalf("results %v, error %v; want a damaged cell", res != nil, err)
 			}
-			msg := OneLine(err)
+			msg := oneline.Err(err)
 			if msg != err.Error() || !strings.Contains(msg, path) || !strings.Contains(msg, c.field) {
 				t.Fatalf("%q: want one line naming %s and %q", msg, path, c.field)
 			}
@@ -412,7 +413,7 @@ func TestFinishedCellTransferRecord(t *testing.T) {
 				}()
 				t.Fatal("accepted")
 			}
-			if msg := OneLine(err); !errors.Is(err, errDamagedCell) || msg != err.Error() || !strings.Contains(msg, path) || !strings.Contains(msg, c.field) {
+			if msg := oneline.Err(err); !errors.Is(err, errDamagedCell) || msg != err.Error() || !strings.Contains(msg, path) || !strings.Contains(msg, c.field) {
 				t.Fatalf("%v: want a damaged cell, one line naming %s and %q", err, path, c.field)
 			}
 		})

@@ -28,6 +28,7 @@ import (
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/atomicfile"
 	"github.com/drknn/drknn/internal/datadir"
+	"github.com/drknn/drknn/internal/oneline"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/predict"
 	"golang.org/x/sync/errgroup"
@@ -309,7 +310,7 @@ func runData(ctx context.Context, cfg Config, d *datasets.Dataset, opts Options,
 				}
 				notify(Message{stoppedText(fmt.Sprintf("repeat %d", r+1), errs[r], ck)})
 			default:
-				notify(Message{fmt.Sprintf("repeat %d failed: %s", r+1, OneLine(errs[r]))})
+				notify(Message{fmt.Sprintf("repeat %d failed: %s", r+1, oneline.Err(errs[r]))})
 			}
 			return nil
 		})
@@ -387,7 +388,7 @@ func summarizeMethod(m string, reps []*Repeat, errs []error) (MethodResult, erro
 		why := ""
 		switch {
 		case rep == nil:
-			why = OneLine(errs[r])
+			why = oneline.Err(errs[r])
 		case rep.MethodErr[m] != "":
 			why = rep.MethodErr[m]
 		default:
@@ -468,7 +469,7 @@ func firstError(ctx context.Context, errs []error) error {
 // interruptedText is the log line of a run stopped (Ctrl-C) with err:
 // where its checkpoints are kept (InterruptedNote) when it has a folder.
 func interruptedText(err error, dir string) string {
-	msg := OneLine(err)
+	msg := oneline.Err(err)
 	if !strings.HasPrefix(msg, "interrupted") {
 		msg = "interrupted: " + msg
 	}
@@ -489,12 +490,12 @@ type RepeatsFailed struct {
 
 func (e *RepeatsFailed) Error() string {
 	if len(e.Errs) == 1 {
-		return "repeat 1: " + OneLine(e.Errs[0])
+		return "repeat 1: " + oneline.Err(e.Errs[0])
 	}
 	var causes []string
 	by := map[string][]int{}
 	for r, err := range e.Errs {
-		c := OneLine(err)
+		c := oneline.Err(err)
 		if by[c] == nil {
 			causes = append(causes, c)
 		}
@@ -548,7 +549,7 @@ func failedText(err error) string {
 		}
 		return fmt.Sprintf("failed: the run failed (all %d repeats failed; each repeat's cause is logged above)", len(rf.Errs))
 	}
-	return "failed: " + OneLine(err)
+	return "failed: " + oneline.Err(err)
 }
 
 // cvSteps is the number of training steps of one repeat's cross-validation.

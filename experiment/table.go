@@ -21,6 +21,7 @@ import (
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/internal/oneline"
 )
 
 // TableOptions control a run of the paper's Table 1.
@@ -73,7 +74,7 @@ func cellFailures(name, failed string, res *Results) []string {
 	}
 	var lines []string
 	for _, e := range res.Errors {
-		lines = append(lines, "cell "+name+": "+OneLine(errors.New(e)))
+		lines = append(lines, "cell "+name+": "+oneline.Err(errors.New(e)))
 	}
 	return lines
 }
@@ -284,7 +285,7 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 		if err != nil {
 			// The cell failed as a whole (e.g. every repeat failed): it is
 			// reported, and the other cells and the table go on.
-			o.Failed = OneLine(err)
+			o.Failed = oneline.Err(err)
 			o.Skipped = "failed: " + o.Failed
 			outs = append(outs, o)
 			notify(CellDone{o})
@@ -381,7 +382,7 @@ var errDamagedCell = errors.New("damaged results")
 // damagedNote is the log line of a cell run again because its results.json
 // is damaged (err wraps errDamagedCell).
 func damagedNote(cell string, err error) Message {
-	return Message{Text: fmt.Sprintf("cell %s: %s; running the cell again", cell, OneLine(err))}
+	return Message{Text: fmt.Sprintf("cell %s: %s; running the cell again", cell, oneline.Err(err))}
 }
 
 // finishedCell reads the results.json of a cell's run folder when there is

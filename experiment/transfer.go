@@ -19,6 +19,7 @@ import (
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/eval"
 	"github.com/drknn/drknn/internal/datadir"
+	"github.com/drknn/drknn/internal/oneline"
 	"github.com/drknn/drknn/internal/par"
 	"github.com/drknn/drknn/model"
 	"github.com/drknn/drknn/predict"
@@ -895,7 +896,7 @@ func EvaluateTransfer(ctx context.Context, cfg Config, d *datasets.Dataset, spli
 				}
 				// Recorded as in the episodes protocol (the task's
 				// method_errors, NaN accuracy); the other methods go on.
-				msg := OneLine(err)
+				msg := oneline.Err(err)
 				if rec.MethodErrors == nil {
 					rec.MethodErrors = map[string]string{}
 				}
@@ -1043,14 +1044,14 @@ func runTransferData(ctx context.Context, cfg Config, d *datasets.Dataset, opts 
 					ck = filepath.Join(eo.Dir, "checkpoint.bin")
 				}
 				// "drknn interrupted: stopped after step 4 of 6: …", as a repeat's
-				notify(Message{stoppedText(obj, errors.New(strings.TrimPrefix(OneLine(err), obj+": ")), ck)})
+				notify(Message{stoppedText(obj, errors.New(strings.TrimPrefix(oneline.Err(err), obj+": ")), ck)})
 			}
 			if ctx.Err() != nil || obj != train.ObjectiveProto || len(objectives) == 1 {
 				return nil, err
 			}
 			// The anchor's training failed: proto_net is recorded as
 			// failed on every task; the Dr.k-NN embedding's methods go on.
-			anchorErr = OneLine(err)
+			anchorErr = oneline.Err(err)
 			notify(Message{fmt.Sprintf("training the %s anchor failed: %s", obj, anchorErr)})
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/drknn/drknn/datasets"
 	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/internal/oneline"
 	"github.com/drknn/drknn/train"
 )
 
@@ -298,7 +299,7 @@ func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutco
 		if err != nil {
 			// The cell failed as a whole: it is reported, and the other
 			// cells and the table go on.
-			o.Failed = OneLine(err)
+			o.Failed = oneline.Err(err)
 			o.Skipped = "failed: " + o.Failed
 			outs = append(outs, o)
 			notify(TransferCellDone{o})

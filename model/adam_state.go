@@ -5,8 +5,8 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math"
-	"strconv"
-	"unicode"
+
+	"github.com/drknn/drknn/internal/oneline"
 )
 
 // adamState is Adam's serialised form: the step count and both moments of
@@ -51,7 +51,7 @@ func (a *Adam) unmarshal(data []byte, steps int) error {
 	var st adamState
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&st); err != nil {
 		// gob's messages quote names from the data: one line, whatever they hold
-		return fmt.Errorf("model: Adam state: %w: %s", ErrFormat, oneLine(err.Error()))
+		return fmt.Errorf("model: Adam state: %w: %s", ErrFormat, oneline.Quote(err.Error()))
 	}
 	if st.Version != 1 || st.T < 0 || len(st.M) != len(a.m) || len(st.V) != len(a.v) {
 		return fmt.Errorf("model: Adam state: %w: version %d, %d/%d moment tensors for %d nodes", ErrFormat, st.Version, len(st.M), len(st.V), len(a.m))
@@ -86,17 +86,6 @@ func (a *Adam) unmarshal(data []byte, steps int) error {
 	}
 	a.t = st.T
 	return nil
-}
-
-// oneLine is s, quoted when it holds a newline or another character that
-// is not printable.
-func oneLine(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }
 
 // widenView is widen without copying a []float64 (for encoding only: the

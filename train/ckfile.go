@@ -9,10 +9,9 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
-	"unicode"
 
 	"github.com/drknn/drknn/internal/atomicfile"
+	"github.com/drknn/drknn/internal/oneline"
 	"github.com/drknn/drknn/model"
 )
 
@@ -84,7 +83,7 @@ func readCheckpoint(path string, version uint32, v any) error {
 	if err := gob.NewDecoder(bytes.NewReader(body[ckHeader:])).Decode(v); err != nil {
 		// gob's messages quote type and field names from the data: one
 		// line, whatever they hold
-		return bad("%s", oneLine(err.Error()))
+		return bad("%s", oneline.Quote(err.Error()))
 	}
 	return nil
 }
@@ -93,17 +92,6 @@ func readCheckpoint(path string, version uint32, v any) error {
 // cannot be decoded or holds a state no run could have left.
 func corrupt(path, format string, a ...any) error {
 	return fmt.Errorf("resume %s: %w: %s (delete it, or start again with -force)", path, ErrCorruptCheckpoint, fmt.Sprintf(format, a...))
-}
-
-// oneLine is s, quoted when it holds a newline or another character that
-// is not printable.
-func oneLine(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }
 
 // checkDecoded checks what a checkpoint's gob held beyond the network and

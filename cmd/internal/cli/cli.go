@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/drknn/drknn/internal/vmerr"
+	"github.com/drknn/drknn/internal/oneline"
 )
 
 // Run is a command's body: it parses args with its own flag set, calls the
@@ -42,7 +42,7 @@ func Main(name string, run Run, usage ...error) {
 // run with buffers.
 func Report(stderr io.Writer, name string, err error, usage ...error) int {
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(stderr, "%s: %s\n", name, OneLine(err))
+		fmt.Fprintf(stderr, "%s: %s\n", name, oneline.Err(err))
 	}
 	return Code(err, usage...)
 }
@@ -88,13 +88,6 @@ func (e Incomplete) Error() string {
 
 // ExitCode is 3: done, with failures.
 func (Incomplete) ExitCode() int { return 3 }
-
-// OneLine is err's message on one line, runs of white space collapsed,
-// with Gorgonia's report of a failing graph instruction left out of it
-// (vmerr.Clean: the op's own error stays).
-func OneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(vmerr.Clean(err).Error(), "\n", "; ")), " ")
-}
 
 type usageError struct{ err error }
 

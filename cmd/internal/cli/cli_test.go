@@ -36,9 +36,6 @@ func TestCodeAndReport(t *testing.T) {
 			t.Errorf("%v: stderr %q", c.err, se.String())
 		}
 	}
-	if got := OneLine(errors.New("a\nb   c")); got != "a; b c" {
-		t.Errorf("OneLine: %q", got)
-	}
 }
 
 // TestReporter: the log lines of a run go to its folder's train.log with a
