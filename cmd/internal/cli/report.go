@@ -3,10 +3,12 @@ package cli
 import (
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/drknn/drknn/eval"
@@ -122,7 +124,7 @@ func (r *Reporter) Observe(e experiment.Event) {
 		}
 	case experiment.Started:
 		if e.Dir != "" {
-			f, err := os.OpenFile(filepath.Join(e.Dir, "train.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+			f, err := openLog(filepath.Join(e.Dir, "train.log"))
 			if err != nil {
 				r.fail(fmt.Errorf("run folder: %w", err))
 			} else {
@@ -246,6 +248,51 @@ func (r *Reporter) settle(o experiment.CellOutcome) {
 	for _, m := range plan.Methods {
 		p.unitsLeft[m] = min(p.unitsLeft[m], max(r.mark.left[m]-plan.Evaluations(), 0))
 	}
+}
+
+// openLog opens a run's log at path for appending: a regular file, made
+// when missing, or a symbolic link to one. Anything else is refused before
+// a line is written, one line naming it and what it is: a directory, a
+// device (the log lines would be written into it) or a named pipe (opening
+// it for writing would wait for a reader for ever).
+func openLog(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, notRegular(path, st.Mode())
+	}
+	// O_NONBLOCK: a named pipe put there since the check is refused
+	// (ENXIO), not waited on; it changes nothing for a regular file.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, notRegular(path, st.Mode())
+	}
+	return f, nil
+}
+
+// notRegular is the error of a log at path whose file mode is m, not a
+// regular file's.
+func notRegular(path string, m fs.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case m.IsDir():
+		what = "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		what = "a socket"
+	case m&fs.ModeDevice != 0:
+		what = "a device"
+	}
+	if target, err := filepath.EvalSymlinks(path); err == nil && target != path {
+		what += " (through the link to " + target + ")"
+	}
+	return fmt.Errorf("log %s is %s, not a regular file: no log line was written; move it away", path, what)
 }
 
 func (r *Reporter) fail(err error) {
