@@ -48,9 +48,9 @@ type CellOutcome struct {
 	Name    string // e.g. "mnist-2w5s"
 	Config  string // config file used ("NAME.yaml (shipped)": the copy built into the binary)
 	Results *Results
-	// Skipped says why the cell has no results: its data set is absent
-	// ("data not available: …"), or it ran and failed as a whole
-	// ("failed: …", with Failed set).
+	// Skipped says why the cell was not run: its data set is absent
+	// ("data not available: …"). A cell that ran and failed has Failed
+	// instead (NotRun gives either).
 	Skipped string
 	// Failed is the error of a cell that ran and failed as a whole (every
 	// repeat failed, or its run did): the table is written without it.
@@ -64,6 +64,11 @@ type CellOutcome struct {
 // repeat ("mnist-2w5s: repeat 5: …"). None for a cell skipped because its
 // data set is absent.
 func (o CellOutcome) Failures() []string { return cellFailures(o.Name, o.Failed, o.Results) }
+
+// NotRun is why the cell has no results: "failed: " and the error of a
+// cell that ran and failed as a whole (Failed), or why it was skipped
+// (Skipped); "" for a cell with results.
+func (o CellOutcome) NotRun() string { return notRun(o.Skipped, o.Failed) }
 
 func cellFailures(name, failed string, res *Results) []string {
 	if failed != "" {
@@ -286,7 +291,6 @@ func RunTable(ctx context.Context, opts TableOptions) ([]CellOutcome, error) {
 			// The cell failed as a whole (e.g. every repeat failed): it is
 			// reported, and the other cells and the table go on.
 			o.Failed = oneline.Err(err)
-			o.Skipped = "failed: " + o.Failed
 			outs = append(outs, o)
 			notify(CellDone{o})
 			continue
@@ -732,16 +736,16 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 	}
 	md.WriteString(pairedMarkdown(outs))
 	md.WriteString(scoresMarkdown(outs))
-	var skipped []CellOutcome
+	var notRun []CellOutcome
 	for _, o := range outs {
-		if o.Skipped != "" {
-			skipped = append(skipped, o)
+		if o.NotRun() != "" {
+			notRun = append(notRun, o)
 		}
 	}
-	if len(skipped) > 0 {
+	if len(notRun) > 0 {
 		md.WriteString("\n## Cells not run\n\n")
-		for _, o := range skipped {
-			fmt.Fprintf(&md, "- %s: %s\n", o.Name, o.Skipped) // "failed: …" for a cell that failed
+		for _, o := range notRun {
+			fmt.Fprintf(&md, "- %s: %s\n", o.Name, o.NotRun())
 		}
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "table.md"), md.Bytes()); err != nil {
@@ -782,9 +786,18 @@ func writeTable(opts TableOptions, outs []CellOutcome, wall time.Duration) error
 // …" for one that failed, "skipped: …" for one whose data is absent.
 func noResultsStatus(skipped, failed string) string {
 	if failed != "" {
-		return "failed: " + failed
+		return notRun(skipped, failed)
 	}
 	return "skipped: " + skipped
+}
+
+// notRun is why a cell has no results: "failed: " and the error of a
+// cell that failed as a whole, else why it was skipped ("" for neither).
+func notRun(skipped, failed string) string {
+	if failed != "" {
+		return "failed: " + failed
+	}
+	return skipped
 }
 
 // csvStatus is a CSV row's status column: "ok", or the failure and how

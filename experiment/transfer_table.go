@@ -67,9 +67,9 @@ type TransferOutcome struct {
 	Cell    TransferCell
 	Config  string
 	Results *Results
-	// Skipped says why the cell has no results: its data set is absent
-	// ("data not available: …"), or it ran and failed as a whole
-	// ("failed: …", with Failed set).
+	// Skipped says why the cell was not run: its data set is absent
+	// ("data not available: …"). A cell that ran and failed has Failed
+	// instead (NotRun gives either).
 	Skipped string
 	// Failed is the error of a cell that ran and failed as a whole: the
 	// table is written without it.
@@ -81,6 +81,9 @@ type TransferOutcome struct {
 // CellOutcome.Failures): the whole cell's, or a method's on a task
 // ("mnist-5w1s: task 3: drknn: …") and a training's its results record.
 func (o TransferOutcome) Failures() []string { return cellFailures(o.Cell.Name(), o.Failed, o.Results) }
+
+// NotRun is why the cell has no results (see CellOutcome.NotRun).
+func (o TransferOutcome) NotRun() string { return notRun(o.Skipped, o.Failed) }
 
 // RunTransferTable runs every cell of the transfer table with the configs
 // ConfigDir/<data set>-transfer.yaml (ways and shots set per cell), all
@@ -300,7 +303,6 @@ func RunTransferTable(ctx context.Context, opts TableOptions) (_ []TransferOutco
 			// The cell failed as a whole: it is reported, and the other
 			// cells and the table go on.
 			o.Failed = oneline.Err(err)
-			o.Skipped = "failed: " + o.Failed
 			outs = append(outs, o)
 			notify(TransferCellDone{o})
 			continue
@@ -428,16 +430,16 @@ func writeTransferTable(opts TableOptions, outs []TransferOutcome, wall time.Dur
 		}
 		md.WriteString("\n")
 	}
-	var skipped []TransferOutcome
+	var notRun []TransferOutcome
 	for _, o := range outs {
-		if o.Skipped != "" {
-			skipped = append(skipped, o)
+		if o.NotRun() != "" {
+			notRun = append(notRun, o)
 		}
 	}
-	if len(skipped) > 0 {
+	if len(notRun) > 0 {
 		md.WriteString("\n## Cells not run\n\n")
-		for _, o := range skipped {
-			fmt.Fprintf(&md, "- %s: %s\n", o.Cell.Name(), o.Skipped)
+		for _, o := range notRun {
+			fmt.Fprintf(&md, "- %s: %s\n", o.Cell.Name(), o.NotRun())
 		}
 	}
 	if err := atomicfile.WriteBytes(filepath.Join(opts.OutDir, "transfer.md"), md.Bytes()); err != nil {
