@@ -310,6 +310,37 @@ func TestLPOnlyLargeRegrow(t *testing.T) {
 	certifiedNarrow(t, hardProblem("separated", 50, 3000, 10), "seed 50")
 }
 
+// TestLPOnlyLargeNarrowB: lpLarge's narrow Phase B run after the first
+// look ends on a falling dual bound (driftStop), and the validation that
+// gives the narrow candidates up opens with a sweep. `separated` n = 3000
+// at ϑ = 0.7 × median, seed 66: the narrow run converged at ε = 1e-3 while
+// the bound fell 1.182 → 1.148, and Newton on the union from there took
+// 130 steps; certified in 301 iterations with both, 435 without.
+func TestLPOnlyLargeNarrowB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 3000, two solves")
+	}
+	fewerWith(t, hardProblem("separated", 66, 3000, 10), "Phase B's drift stop and sweep", func(cfg *config, on bool) {
+		cfg.noBDrift, cfg.noBSweep = !on, !on
+	})
+}
+
+// TestLPOnlyLargeHandGap: Phase B hands over to the narrow Phase C stages
+// at a relative gap ≤ narrowGap = 3%. `separated` n = 3000 at ϑ = 0.7 ×
+// median, seed 62, converges its narrow Phase B at a gap of 4.1%: handed
+// over (at 5%), the stage at ε = 5e-4 fell and regrew, 355 iterations;
+// validated at the target ε, 279.
+func TestLPOnlyLargeHandGap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 3000, two solves")
+	}
+	fewerWith(t, hardProblem("separated", 62, 3000, 10), "the 3% hand-over", func(cfg *config, on bool) {
+		if !on {
+			cfg.handGap = 0.05
+		}
+	})
+}
+
 // TestLPOnlyLargeCSweep: each of lpLarge's Phase C stages opens with one
 // sweep (columns exact at the halved ε, then α); `separated` at ϑ = 0.7 ×
 // median, where the certificate needs three Phase C stages, is certified
@@ -332,7 +363,11 @@ func TestLPOnlyLargeCSweep(t *testing.T) {
 // radii around 0.71 × median): at ε = 1e-3 Newton's residual stays at
 // 0.03–1.2 while the dual's bound falls 1.58 → 1.08 over 90 steps; stopped
 // there, the validation adds the 27 k entries the candidates missed and
-// Phase B certifies. 464 iterations without the stop, 329 with it.
+// Phase B certifies. 464 iterations without the stop, 329 with it. Its
+// run is the narrow candidates' after the first look, which now also ends
+// on the falling bound (driftStop; 244 iterations with both stops, and
+// 244 with that one alone), so the stall stop is measured without it
+// (279 iterations with the stall stop, 400 without).
 func TestLPOnlyLargeStall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 1100, two solves")
@@ -348,6 +383,7 @@ func TestLPOnlyLargeStall(t *testing.T) {
 	}
 	fewerWith(t, p, "the stall stop", func(cfg *config, on bool) {
 		cfg.noStall = !on
+		cfg.noBDrift = true
 	})
 }
 

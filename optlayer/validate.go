@@ -259,6 +259,9 @@ type config struct {
 	noLPStages                 bool                               // LPOnly at n ≤ lpLargeMin: the phases of solveInstance, not lpStages (its fallback)
 	noPooled, pooledTransport  bool                               // tests only: no pooled candidate (pooled.go); its transport blocks at any n
 	noRegrow                   bool                               // tests only: a big fall in Phase C rolls back at once
+	noBDrift                   bool                               // tests only: lpLarge's narrow Phase B run after the first look without driftStop
+	noBSweep                   bool                               // tests only: no sweep after the validation that gives up Phase B's narrow candidates
+	handGap                    float64                            // tests only: narrowReady's relative gap (0: narrowGap)
 	noDistinct                 bool                               // tests only: no LP over the locations of copies (distinct.go)
 	stop                       *stopper                           // the context's polls (cancel.go); nil: none
 }
