@@ -85,25 +85,11 @@ func TestTransferForceInterruptedTrainingSetAside(t *testing.T) {
 		t.Run(strings.Join(inPartial, "+"), func(t *testing.T) {
 			out, trainDir, training, cell, results := partialTraining(t)
 
-			killedTraining(t, out, trainDir, inPartial...)
-			outs, err := forceTransfer(t.Context(), t, out, true, nil)
-			if err != nil || len(outs) != 1 || !outs[0].Reused {
-				t.Fatalf("-resume after an interrupted set-aside of the training: %v %+v", err, outs)
-			}
-			sameTree(t, "the training folder, after -resume", trainDir, training)
-			sameTree(t, "the cell's folder, after -resume", cell, results)
-			noPartial(t, trainDir)
-
-			killedTraining(t, out, trainDir, inPartial...)
-			failingTransferForce(t, out, trainDir)
-			sameTree(t, "the training folder, after a failed -force", trainDir, training)
-			sameTree(t, "the cell's folder, after a failed -force", cell, results)
-			noPartial(t, trainDir)
-			noReplaced(t, out)
+			resumeAndFailedForce(t, "set-aside", out, trainDir, training, cell, results, inPartial)
 
 			killedTraining(t, out, trainDir, inPartial...)
 			ctx, cancel := context.WithCancel(t.Context())
-			_, err = forceTransfer(ctx, t, out, false, func(e Event) {
+			_, err := forceTransfer(ctx, t, out, false, func(e Event) {
 				if _, ok := e.(TransferStep); ok {
 					cancel()
 				}
@@ -119,7 +105,7 @@ func TestTransferForceInterruptedTrainingSetAside(t *testing.T) {
 			}
 
 			resumed := false
-			outs, err = forceTransfer(t.Context(), t, out, true, func(e Event) {
+			outs, err := forceTransfer(t.Context(), t, out, true, func(e Event) {
 				if _, ok := e.(TrainingResumed); ok {
 					resumed = true
 				}
@@ -150,24 +136,10 @@ func TestTransferForceInterruptedTrainingRestore(t *testing.T) {
 		t.Run(strings.Join(inPartial, "+"), func(t *testing.T) {
 			out, trainDir, training, cell, results := partialTraining(t)
 
-			killedTraining(t, out, trainDir, inPartial...)
-			outs, err := forceTransfer(t.Context(), t, out, true, nil)
-			if err != nil || len(outs) != 1 || !outs[0].Reused {
-				t.Fatalf("-resume after an interrupted restore of the training: %v %+v", err, outs)
-			}
-			sameTree(t, "the training folder, after -resume", trainDir, training)
-			sameTree(t, "the cell's folder, after -resume", cell, results)
-			noPartial(t, trainDir)
+			resumeAndFailedForce(t, "restore", out, trainDir, training, cell, results, inPartial)
 
 			killedTraining(t, out, trainDir, inPartial...)
-			failingTransferForce(t, out, trainDir)
-			sameTree(t, "the training folder, after a failed -force", trainDir, training)
-			sameTree(t, "the cell's folder, after a failed -force", cell, results)
-			noPartial(t, trainDir)
-			noReplaced(t, out)
-
-			killedTraining(t, out, trainDir, inPartial...)
-			outs, err = forceTransfer(t.Context(), t, out, false, nil, newerSets...)
+			outs, err := forceTransfer(t.Context(), t, out, false, nil, newerSets...)
 			if err != nil || len(outs) != 1 || outs[0].Results == nil || outs[0].Failed != "" {
 				t.Fatalf("-force after an interrupted restore of the training: %v %+v", err, outs)
 			}
@@ -180,4 +152,28 @@ func TestTransferForceInterruptedTrainingRestore(t *testing.T) {
 			noReplaced(t, out)
 		})
 	}
+}
+
+// resumeAndFailedForce checks what both kinds of kill (during the
+// set-aside of a training folder or its restore, what) must leave: after
+// each, a -resume reuses the cell with the training and the cell's folder
+// back byte for byte, and a -force whose training diverges puts both back
+// byte for byte, with nothing left in .replaced-run.partial or aside.
+func resumeAndFailedForce(t *testing.T, what, out, trainDir string, training map[string][]byte, cell string, results map[string][]byte, inPartial []string) {
+	t.Helper()
+	killedTraining(t, out, trainDir, inPartial...)
+	outs, err := forceTransfer(t.Context(), t, out, true, nil)
+	if err != nil || len(outs) != 1 || !outs[0].Reused {
+		t.Fatalf("-resume after an interrupted %s of the training: %v %+v", what, err, outs)
+	}
+	sameTree(t, "the training folder, after -resume", trainDir, training)
+	sameTree(t, "the cell's folder, after -resume", cell, results)
+	noPartial(t, trainDir)
+
+	killedTraining(t, out, trainDir, inPartial...)
+	failingTransferForce(t, out, trainDir)
+	sameTree(t, "the training folder, after a failed -force", trainDir, training)
+	sameTree(t, "the cell's folder, after a failed -force", cell, results)
+	noPartial(t, trainDir)
+	noReplaced(t, out)
 }
