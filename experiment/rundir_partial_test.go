@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/drknn/drknn/internal/datadir"
 )
 
 // moveAside moves the entries names of the run folder dir into dir/sub (made
@@ -26,43 +24,11 @@ func moveAside(t *testing.T, dir, sub string, names ...string) {
 	}
 }
 
-// partialSame fails unless the folder dir holds exactly the files of want,
-// byte for byte.
-func partialSame(t *testing.T, dir string, want map[string][]byte, what string) {
-	t.Helper()
-	got := snapshotFiles(t, dir)
-	for p, b := range want {
-		if !bytes.Equal(got[p], b) {
-			t.Fatalf("%s: %s lost or changed", what, p)
-		}
-	}
-	for p := range got {
-		if _, ok := want[p]; !ok {
-			t.Fatalf("%s: %s is new", what, p)
-		}
-	}
-}
-
 // partialCell runs a one-cell table and returns its options, the cell's
 // folder, the cell's files and one run output of it besides results.json.
 func partialCell(t *testing.T) (TableOptions, string, map[string][]byte, string) {
 	t.Helper()
-	data, err := datadir.Require("lung-cancer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	opts := TableOptions{OutDir: out, Only: []string{"lung-cancer-3w5s"}, Quick: true,
-		Sets: []string{"data_dir=" + data, "repeats=1", "queries=10", "eval.methods=[drknn]"}}
-	t.Cleanup(func() { failHook = nil })
-	if _, err := RunTable(t.Context(), opts); err != nil {
-		t.Fatal(err)
-	}
-	cell := filepath.Join(out, "cells", "lung-cancer-3w5s")
-	good := snapshotFiles(t, cell)
-	if good["results.json"] == nil {
-		t.Fatalf("no results.json in %s", cell)
-	}
+	opts, cell, good := quickLungCell(t, "repeats=1", "eval.methods=[drknn]")
 	other := ""
 	for _, n := range runEntries {
 		if _, err := os.Lstat(filepath.Join(cell, n)); err == nil && n != "results.json" {
@@ -102,7 +68,7 @@ func TestTableForceInterruptedSetAside(t *testing.T) {
 	opts, cell, good, other := partialCell(t)
 	moveAside(t, cell, partialDir, "results.json", other)
 	failingForce(t, opts)
-	partialSame(t, cell, good, "-force after an interrupted set-aside, the new run failed")
+	sameTree(t, "-force after an interrupted set-aside, the new run failed", cell, good)
 
 	moveAside(t, cell, partialDir, "results.json", other)
 	opts.Resume = true
@@ -110,7 +76,7 @@ func TestTableForceInterruptedSetAside(t *testing.T) {
 	if err != nil || len(outs) != 1 || !outs[0].Reused {
 		t.Fatalf("-resume after an interrupted set-aside: %v %+v", err, outs)
 	}
-	partialSame(t, cell, good, "-resume after an interrupted set-aside")
+	sameTree(t, "-resume after an interrupted set-aside", cell, good)
 }
 
 // TestTableForceInterruptedRestore: a failed -force killed while putting
@@ -122,7 +88,7 @@ func TestTableForceInterruptedRestore(t *testing.T) {
 	opts, cell, good, other := partialCell(t)
 	moveAside(t, cell, partialDir, "results.json", other)
 	failingForce(t, opts)
-	partialSame(t, cell, good, "-force after an interrupted restore, the new run failed")
+	sameTree(t, "-force after an interrupted restore, the new run failed", cell, good)
 
 	moveAside(t, cell, partialDir, "results.json", other)
 	opts.Sets = append(opts.Sets, "seed=9")
@@ -165,7 +131,7 @@ func TestRunDirInterruptedSetAside(t *testing.T) {
 	if err := PrepareRunDir(dir, true, false); !errors.Is(err, ErrRunDirInUse) || !strings.Contains(err.Error(), "finished run") {
 		t.Fatalf("-resume over an interrupted set-aside of a finished run: %v", err)
 	}
-	partialSame(t, dir, good, "-resume")
+	sameTree(t, "-resume", dir, good)
 
 	moveAside(t, dir, partialDir, "results.json", "train.log")
 	r, err := ReplaceRunDir(dir)
@@ -173,14 +139,14 @@ func TestRunDirInterruptedSetAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	aside := snapshotFiles(t, filepath.Join(dir, ReplacedDir))
-	partialSame(t, filepath.Join(dir, ReplacedDir), good, "the set-aside")
+	sameTree(t, "the set-aside", filepath.Join(dir, ReplacedDir), good)
 	if len(snapshotFiles(t, dir)) != len(aside) {
 		t.Fatalf("-force left files of the earlier run beside its set-aside")
 	}
 	if err := r.Settle(errors.New("broke")); err == nil || !strings.Contains(err.Error(), "restored") {
 		t.Fatalf("Settle: %v", err)
 	}
-	partialSame(t, dir, good, "-force that failed")
+	sameTree(t, "-force that failed", dir, good)
 }
 
 // TestRunDirPartialClash: a name both in the interrupted set-aside and in
@@ -203,6 +169,6 @@ func TestRunDirPartialClash(t *testing.T) {
 		if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), in) || !strings.Contains(err.Error(), aside) {
 			t.Fatalf("%s with %s in both: %v", name, "train.log", err)
 		}
-		partialSame(t, dir, before, name)
+		sameTree(t, name, dir, before)
 	}
 }

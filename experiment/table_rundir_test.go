@@ -77,43 +77,10 @@ func snapshotFiles(t *testing.T, dir string) map[string][]byte {
 // in its folder byte for byte (the failure says it was restored); a cell
 // that succeeds replaces it with nothing of the earlier run aside.
 func TestTableForceKeepsFailedCell(t *testing.T) {
-	data, err := datadir.Require("lung-cancer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	sets := []string{"data_dir=" + data, "repeats=1", "queries=10", "eval.methods=[drknn]"}
-	opts := TableOptions{OutDir: out, Only: []string{"lung-cancer-3w5s"}, Quick: true, Sets: sets}
-	t.Cleanup(func() { failHook = nil })
-	if _, err := RunTable(t.Context(), opts); err != nil {
-		t.Fatal(err)
-	}
-	cell := filepath.Join(out, "cells", "lung-cancer-3w5s")
-	good := snapshotFiles(t, cell)
-	if good["results.json"] == nil {
-		t.Fatalf("no results.json in %s", cell)
-	}
-	failHook = func(r int, m string) error {
-		if m == "" {
-			return errors.New("repeat broke")
-		}
-		return nil
-	}
-	outs, err := RunTable(t.Context(), opts)
-	failHook = nil
-	if err != nil || len(outs) != 1 || outs[0].Failed == "" || !strings.Contains(outs[0].Failed, "restored") {
-		t.Fatalf("%v %+v", err, outs)
-	}
-	got := snapshotFiles(t, cell)
-	if len(got) != len(good) {
-		t.Fatalf("the failed cell's folder has %d files, the earlier run %d", len(got), len(good))
-	}
-	for p, b := range good {
-		if !bytes.Equal(got[p], b) {
-			t.Fatalf("%s changed by the failed run", p)
-		}
-	}
-	opts.Sets = append(sets, "seed=9")
+	opts, cell, good := quickLungCell(t, "repeats=1", "eval.methods=[drknn]")
+	failingForce(t, opts)
+	sameTree(t, "the failed cell's folder", cell, good)
+	opts.Sets = append(opts.Sets, "seed=9")
 	if _, err := RunTable(t.Context(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -186,18 +153,7 @@ func TestTableResumeDamagedCell(t *testing.T) {
 // reuses the cell deletes the set-aside (the results.json beside it is
 // the newer run's) and leaves every other file of the cell byte for byte.
 func TestTableResumeSettlesKilledForce(t *testing.T) {
-	data, err := datadir.Require("lung-cancer")
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	opts := TableOptions{OutDir: out, Only: []string{"lung-cancer-3w5s"}, Quick: true,
-		Sets: []string{"data_dir=" + data, "repeats=1", "queries=10", "eval.methods=[embedding_knn]"}}
-	if _, err := RunTable(t.Context(), opts); err != nil {
-		t.Fatal(err)
-	}
-	cell := filepath.Join(out, "cells", "lung-cancer-3w5s")
-	good := snapshotFiles(t, cell)
+	opts, cell, good := quickLungCell(t, "repeats=1", "eval.methods=[embedding_knn]")
 	// What the kill leaves: the earlier run aside beside the new results.
 	aside := filepath.Join(cell, ReplacedDir)
 	if err := os.MkdirAll(aside, 0o755); err != nil {
@@ -223,4 +179,28 @@ func TestTableResumeSettlesKilledForce(t *testing.T) {
 			t.Fatalf("%s changed by -resume", p)
 		}
 	}
+}
+
+// quickLungCell runs the one-cell table lung-cancer-3w5s (quick, 10
+// queries, the real data) with sets after the data folder's, and returns
+// its options, the cell's folder and the cell's files.
+func quickLungCell(t *testing.T, sets ...string) (TableOptions, string, map[string][]byte) {
+	t.Helper()
+	data, err := datadir.Require("lung-cancer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	opts := TableOptions{OutDir: out, Only: []string{"lung-cancer-3w5s"}, Quick: true,
+		Sets: append([]string{"data_dir=" + data, "queries=10"}, sets...)}
+	t.Cleanup(func() { failHook = nil })
+	if _, err := RunTable(t.Context(), opts); err != nil {
+		t.Fatal(err)
+	}
+	cell := filepath.Join(out, "cells", "lung-cancer-3w5s")
+	good := snapshotFiles(t, cell)
+	if good["results.json"] == nil {
+		t.Fatalf("no results.json in %s", cell)
+	}
+	return opts, cell, good
 }

@@ -49,6 +49,25 @@ func sameFiles(t *testing.T, what string, got, want map[string][]byte) {
 	}
 }
 
+// resumeContinues runs the transfer table in out with -resume after a
+// stopped -force and fails t unless the cell finishes by continuing the
+// stopped training (TrainingResumed), not by reusing or training afresh.
+func resumeContinues(t *testing.T, out string) {
+	t.Helper()
+	resumed := false
+	outs, err := forceTransfer(t.Context(), t, out, true, func(e Event) {
+		if _, ok := e.(TrainingResumed); ok {
+			resumed = true
+		}
+	})
+	if err != nil || len(outs) != 1 || outs[0].Results == nil || outs[0].Reused {
+		t.Fatalf("-resume of the stopped -force: %v %+v", err, outs)
+	}
+	if !resumed {
+		t.Error("-resume trained afresh instead of continuing the stopped training")
+	}
+}
+
 // noReplaced fails t if a ReplacedDir is left anywhere under out.
 func noReplaced(t *testing.T, out string) {
 	t.Helper()
@@ -118,18 +137,7 @@ func TestTransferForceInterrupted(t *testing.T) {
 			t.Fatalf("the stopped training left no checkpoint: %v", err)
 		}
 	}
-	resumed := false
-	outs, err := forceTransfer(t.Context(), t, out, true, func(e Event) {
-		if _, ok := e.(TrainingResumed); ok {
-			resumed = true
-		}
-	})
-	if err != nil || len(outs) != 1 || outs[0].Results == nil || outs[0].Reused {
-		t.Fatalf("-resume: %v %+v", err, outs)
-	}
-	if !resumed {
-		t.Error("-resume trained afresh instead of continuing the stopped training")
-	}
+	resumeContinues(t, out)
 	noReplaced(t, out)
 }
 

@@ -104,18 +104,7 @@ func TestTransferForceInterruptedTrainingSetAside(t *testing.T) {
 				t.Fatalf("%s left beside the set-aside (%v)", partialDir, err)
 			}
 
-			resumed := false
-			outs, err := forceTransfer(t.Context(), t, out, true, func(e Event) {
-				if _, ok := e.(TrainingResumed); ok {
-					resumed = true
-				}
-			})
-			if err != nil || len(outs) != 1 || outs[0].Results == nil || outs[0].Reused {
-				t.Fatalf("-resume of the stopped -force: %v %+v", err, outs)
-			}
-			if !resumed {
-				t.Error("-resume trained afresh instead of continuing the stopped training")
-			}
+			resumeContinues(t, out)
 			noPartial(t, trainDir)
 			noReplaced(t, out)
 		})
