@@ -46,7 +46,10 @@ func TestTrace(t *testing.T) {
 		t.Fatalf("-trace %q: want kind:n[:rel]", *traceSpec)
 	}
 	n, err := strconv.Atoi(f[1])
-	if err != nil || n < 2 {
+	if f[0] == "sweep" && (err != nil || n < 0) {
+		t.Fatalf("-trace %q: K %q is not a trial number", *traceSpec, f[1])
+	}
+	if f[0] != "sweep" && (err != nil || n < 2) {
 		t.Fatalf("-trace %q: n %q is not a size", *traceSpec, f[1])
 	}
 	var p *Problem
