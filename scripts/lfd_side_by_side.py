@@ -36,6 +36,7 @@ import json
 import os
 import resource
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -79,6 +80,14 @@ def main():
     args = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="lfd-sbs-")
+    try:
+        run(args, tmp)
+    finally:
+        # every exit, sys.exit on a failed run included, removes it
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args, tmp):
     binary = args.bin
     if not binary:
         binary = os.path.join(tmp, "drknn-lfd")

@@ -28,7 +28,9 @@ import argparse
 import glob
 import json
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -98,10 +100,24 @@ def main():
     ap.add_argument("--heatmap")
     ap.add_argument("--heatmap-export", nargs="*", default=[])
     args = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="lfd-votes-")
+    try:
+        run(args, tmp)
+    finally:
+        # every exit, sys.exit on a failed run included, removes it
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args, tmp):
     thetas = [float(t) for t in args.thetas.split(",")]
-    tmp = tempfile.mkdtemp()
-    for run in args.runs:
-        exports = sorted(glob.glob(os.path.join(run, "repeats", "*", "export")))
+    skipped = 0
+    for path in args.runs:
+        exports = sorted(glob.glob(os.path.join(path, "repeats", "*", "export")))
+        if not exports:
+            print(f"{path}: no repeats/*/export folder (not a drknn-train output folder?), skipped",
+                  file=sys.stderr)
+            skipped += 1
+            continue
         rows = {t: [] for t in thetas}
         for ex in exports:
             a, man = load(ex)
@@ -122,7 +138,7 @@ def main():
                 diff = pred != knn
                 xmass = sum(p[c, y != c].sum() for c in range(m)) / m
                 rows[t].append(((pred == yq).mean(), (knn == yq).mean(), diff.mean(), (diff & tie).mean(), xmass))
-        print(f"{run} ({len(exports)} repeats, k = {args.k})")
+        print(f"{path} ({len(exports)} repeats, k = {args.k})")
         print("  ϑ       drknn   knn     drknn−knn (95% CI)   differ  at a tie  cross-class mass")
         for t in thetas:
             r = np.array(rows[t])
@@ -131,6 +147,8 @@ def main():
                   f"{r[:, 2].mean():.3f}   {r[:, 3].mean():.3f}     {r[:, 4].mean():.3f}")
     if args.heatmap:
         heatmap(args, thetas, tmp)
+    if skipped:
+        sys.exit(1)
 
 
 def heatmap(args, thetas, tmp):
