@@ -262,6 +262,7 @@ type config struct {
 	noBDrift                   bool                               // tests only: lpLarge's narrow Phase B run after the first look without driftStop
 	noBSweep                   bool                               // tests only: no sweep after the validation that gives up Phase B's narrow candidates
 	handGap                    float64                            // tests only: narrowReady's relative gap (0: narrowGap)
+	noBHand                    bool                               // tests only: lpLarge's Phase B validates until nothing is added before the narrow Phase C stages
 	noDistinct                 bool                               // tests only: no LP over the locations of copies (distinct.go)
 	stop                       *stopper                           // the context's polls (cancel.go); nil: none
 }
