@@ -260,6 +260,7 @@ type config struct {
 	noPooled, pooledTransport  bool                               // tests only: no pooled candidate (pooled.go); its transport blocks at any n
 	noRegrow                   bool                               // tests only: a big fall in Phase C rolls back at once
 	noBDrift                   bool                               // tests only: lpLarge's narrow Phase B run after the first look without driftStop
+	noZeroDone                 bool                               // tests only: lpLarge's Phase B tightens Newton's tolerance tenfold after a run of no steps, as the other solves do, instead of ending the run
 	noBSweep                   bool                               // tests only: no sweep after the validation that gives up Phase B's narrow candidates
 	handGap                    float64                            // tests only: narrowReady's relative gap (0: narrowGap)
 	noBHand                    bool                               // tests only: lpLarge's Phase B validates until nothing is added before the narrow Phase C stages
