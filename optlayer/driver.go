@@ -104,6 +104,22 @@ const (
 	// iterations (docs/PERFORMANCE.md, session of 2026-11-28, 17:06–
 	// UTC). TestLPOnlyLargeHandGap.
 	narrowGap = 0.03
+	// fewAdded: once Phase B's last validation added at most this share of
+	// the candidates and the bounds are within narrowGap, Phase B hands
+	// over to Phase C even where the narrow selection would not fit
+	// narrowCap (its stages then take the union selections) instead of
+	// validating again. Near the pooled radius with per-class radii the
+	// selections are dense at every ε, and each further validation added
+	// 0.002–0.35% more entries for Newton to re-converge on, 1–5 s each
+	// (TestRandomSweep seed 14's trial 10: n = 2500, M = 8, d = 2, per-class
+	// radii at 0.23 × median). Measured (docs/PERFORMANCE.md, session of
+	// 2026-11-28, 23:08– UTC): that instance 344 → 331 iterations, 30.2 →
+	// 26.8 s; seed 25's trial 12 597 → 594, 47.3 → 44.5 s; 16 random
+	// sweeps (480 instances) 35,221 → 35,150 iterations, 14 instances
+	// moved, 4 up (at most 8: seed 33's trial 24, 334 → 342); BenchmarkHard's
+	// kinds at n = 2000 and 3000, seeds 4, 11, 12, unchanged.
+	// TestLPOnlyLargeFewAdded.
+	fewAdded = 0.1
 	// narrowCheck, narrowGapEarly: Phase B's first look at the narrow
 	// candidates, at a residual ≤ narrowCheck, gives them up at a relative
 	// gap (against the dual's own bound) above narrowGapEarly
@@ -345,14 +361,20 @@ func solveInstance(in *instance, cfg config) *Result {
 	// says nothing of the dual) is within narrowGap of the objective and
 	// the next stage's narrow selection fits narrowCap
 	narrowCap := int(narrowMax * float64(in.n) * float64(in.n))
-	narrowReady := func() bool {
-		lb := s.lowerDense()
+	closeTo := func(lb float64) bool {
 		gap := narrowGap
 		if cfg.handGap > 0 {
 			gap = cfg.handGap
 		}
-		return res.Objective-lb <= gap*lb && s.narrowCount(s.eps/2) <= narrowCap
+		return res.Objective-lb <= gap*lb
 	}
+	narrowReady := func() bool {
+		return closeTo(s.lowerDense()) && s.narrowCount(s.eps/2) <= narrowCap
+	}
+	// lastAdded: the share of the candidates that Phase B's last
+	// validation added (0 before the first); wide: Phase B handed over to
+	// Phase C's union stages (fewAdded's comment)
+	lastAdded, wide := 0.0, false
 	it := 0
 	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large && !cfg.noLPStages {
 		// LPOnly from a cold start: its own ε stages (lpstages.go); the
@@ -604,11 +626,18 @@ func solveInstance(in *instance, cfg config) *Result {
 				snap = s.snapshot(cfg, r)
 				break
 			}
-			if narrowReady() {
+			near := closeTo(s.lowerDense())
+			if near && s.narrowCount(s.eps/2) <= narrowCap {
 				// narrow here, not in the test after the loop: that
 				// would take the dense bound's pass again
 				snap = s.snapshot(cfg, r)
 				narrow, s.cover = true, true
+				break
+			}
+			if near && lastAdded > 0 && lastAdded <= fewAdded && !cfg.noFewHand {
+				// on to Phase C's union stages (fewAdded's comment)
+				snap = s.snapshot(cfg, r)
+				wide = true
 				break
 			}
 		}
@@ -617,7 +646,9 @@ func solveInstance(in *instance, cfg config) *Result {
 			// negligible at this dual; add those that are not and go on
 			// (lpLarge: those within narrowL e-folds, as above)
 			if lpLarge {
-				if s.selectCands(selUnion, s.eps, narrowL, 0, 0) != 0 {
+				before := len(s.kk)
+				if added := s.selectCands(selUnion, s.eps, narrowL, 0, 0); added != 0 {
+					lastAdded = float64(added) / float64(before+added)
 					ntol = btol
 					if givenUp && !cfg.noBSweep && it < cfg.maxIter {
 						// the first validation after the narrow
@@ -659,7 +690,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	// lpLarge after validated candidates: the narrow stages after all when
 	// the bounds are already close (the test at Phase B's end above)
-	if lpLarge && !narrow && !certified() {
+	if lpLarge && !narrow && !wide && !certified() {
 		if narrowReady() {
 			narrow, s.cover = true, true
 		}

@@ -264,6 +264,7 @@ type config struct {
 	noBSweep                   bool                               // tests only: no sweep after the validation that gives up Phase B's narrow candidates
 	handGap                    float64                            // tests only: narrowReady's relative gap (0: narrowGap)
 	noBHand                    bool                               // tests only: lpLarge's Phase B validates until nothing is added before the narrow Phase C stages
+	noFewHand                  bool                               // tests only: lpLarge's Phase B hands over to Phase C's union stages only after a validation that adds nothing (fewAdded)
 	noDistinct                 bool                               // tests only: no LP over the locations of copies (distinct.go)
 	stop                       *stopper                           // the context's polls (cancel.go); nil: none
 }
