@@ -382,20 +382,13 @@ func TestLPOnlyLargeCSweep(t *testing.T) {
 // run is the narrow candidates' after the first look, which now also ends
 // on the falling bound (driftStop; 244 iterations with both stops, and
 // 244 with that one alone), so the stall stop is measured without it
-// (279 iterations with the stall stop, 400 without).
+// (279 iterations with the stall stop, 400 without; 281 and 392 since
+// Phase B ends runs of no steps and hands over after small validations).
 func TestLPOnlyLargeStall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 1100, two solves")
 	}
-	rng := rand.New(rand.NewSource(22))
-	var p *Problem
-	var desc string
-	for k := 0; k <= 8; k++ {
-		p, desc = sweepProblem(rng, []int{1100, 1500})
-	}
-	if want := "n=1100 M=10 d=64 heavy rel=0.71 per-class"; desc != want {
-		t.Fatalf("the sweep's trial 8 is %q, want %q", desc, want)
-	}
+	p := sweepTrial(t, 22, 8, []int{1100, 1500}, "n=1100 M=10 d=64 heavy rel=0.71 per-class")
 	fewerWith(t, p, "the stall stop", func(cfg *config, on bool) {
 		cfg.noStall = !on
 		cfg.noBDrift = true
@@ -418,15 +411,7 @@ func TestLPOnlyLargeZeroDone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 1100, two solves")
 	}
-	rng := rand.New(rand.NewSource(22))
-	var p *Problem
-	var desc string
-	for k := 0; k <= 27; k++ {
-		p, desc = sweepProblem(rng, []int{1100, 1500})
-	}
-	if want := "n=1100 M=7 d=2 separated rel=0.752"; desc != want {
-		t.Fatalf("the sweep's trial 27 is %q, want %q", desc, want)
-	}
+	p := sweepTrial(t, 22, 27, []int{1100, 1500}, "n=1100 M=7 d=2 separated rel=0.752")
 	fewerWith(t, p, "a run of no steps ending Phase B's run", func(cfg *config, on bool) {
 		cfg.noZeroDone = !on
 	})
@@ -443,18 +428,27 @@ func TestLPOnlyLargeFewAdded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 1500, two solves")
 	}
-	rng := rand.New(rand.NewSource(35))
-	var p *Problem
-	var desc string
-	for k := 0; k <= 6; k++ {
-		p, desc = sweepProblem(rng, []int{1100, 1500})
-	}
-	if want := "n=1500 M=8 d=2 separated rel=0.459 per-class"; desc != want {
-		t.Fatalf("the sweep's trial 6 is %q, want %q", desc, want)
-	}
+	p := sweepTrial(t, 35, 6, []int{1100, 1500}, "n=1500 M=8 d=2 separated rel=0.459 per-class")
 	fewerWith(t, p, "the hand-over after a small validation", func(cfg *config, on bool) {
 		cfg.noFewHand = !on
 	})
+}
+
+// sweepTrial returns trial k of the random sweep of seed over sizes (the
+// draws of trials 0…k−1 come first) and fails unless its description is
+// want: the instance the calling test was written for.
+func sweepTrial(t *testing.T, seed int64, k int, sizes []int, want string) *Problem {
+	t.Helper()
+	rng := rand.New(rand.NewSource(seed))
+	var p *Problem
+	var desc string
+	for j := 0; j <= k; j++ {
+		p, desc = sweepProblem(rng, sizes)
+	}
+	if desc != want {
+		t.Fatalf("trial %d of the sweep of seed %d is %q, want %q", k, seed, desc, want)
+	}
+	return p
 }
 
 // fewerWith solves p's LP-only answer with a setting on, then off (set
