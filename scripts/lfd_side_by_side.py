@@ -36,7 +36,6 @@ import json
 import os
 import resource
 import statistics
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -78,13 +77,12 @@ def main():
     ap.add_argument("--bin", help="drknn-lfd binary (default: go build ./cmd/drknn-lfd into a temporary directory)")
     ap.add_argument("--tol", default="1e-3")
     args = ap.parse_args()
+    if not os.path.isdir(args.dir):
+        sys.exit(f"{args.dir}: not a folder; export the instances first (see the top of this file)")
 
-    tmp = tempfile.mkdtemp(prefix="lfd-sbs-")
-    try:
+    # every exit, sys.exit on a failed run included, removes it
+    with tempfile.TemporaryDirectory(prefix="lfd-sbs-", ignore_cleanup_errors=True) as tmp:
         run(args, tmp)
-    finally:
-        # every exit, sys.exit on a failed run included, removes it
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run(args, tmp):

@@ -28,7 +28,6 @@ import argparse
 import glob
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -100,12 +99,9 @@ def main():
     ap.add_argument("--heatmap")
     ap.add_argument("--heatmap-export", nargs="*", default=[])
     args = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="lfd-votes-")
-    try:
+    # every exit, sys.exit on a failed run included, removes it
+    with tempfile.TemporaryDirectory(prefix="lfd-votes-", ignore_cleanup_errors=True) as tmp:
         run(args, tmp)
-    finally:
-        # every exit, sys.exit on a failed run included, removes it
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def run(args, tmp):
