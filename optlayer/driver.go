@@ -361,6 +361,8 @@ func solveInstance(in *instance, cfg config) *Result {
 	// says nothing of the dual) is within narrowGap of the objective and
 	// the next stage's narrow selection fits narrowCap
 	narrowCap := int(narrowMax * float64(in.n) * float64(in.n))
+	// closeTo: a dual bound lb within narrowGap of the objective (narrowReady's
+	// first half; Phase B's hand-overs read lowerDense once for both tests)
 	closeTo := func(lb float64) bool {
 		gap := narrowGap
 		if cfg.handGap > 0 {
