@@ -113,6 +113,10 @@ type state struct {
 	base, cnt   []int     // loadState's scratch: each class's first entry and count
 	actMid      []int     // per class: the index in act of its first active row ≥ n/2
 	lpt         []int     // the classes by decreasing entries: the operator's passes' order
+	// coarse: solveCG adds the class coarse space to the preconditioner
+	// (coarse.go), with its factor and scratch
+	coarse bool
+	cs     coarseSpace
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
@@ -938,8 +942,12 @@ func (st *state) solveCG(rhs, x []float64, w *work) error {
 	if bn == 0 {
 		return nil
 	}
+	useC := st.coarse && st.cs.factor(st)
 	for k := range z {
 		z[k] = pre[k] * r[k]
+	}
+	if useC {
+		st.cs.add(st, r, z)
 	}
 	copy(p, z)
 	rz := dot(r, z)
@@ -964,6 +972,9 @@ func (st *state) solveCG(rhs, x []float64, w *work) error {
 		}
 		for k := range z {
 			z[k] = pre[k] * r[k]
+		}
+		if useC {
+			st.cs.add(st, r, z)
 		}
 		rzn := dot(r, z)
 		beta := rzn / rz

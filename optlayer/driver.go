@@ -346,6 +346,10 @@ func solveInstance(in *instance, cfg config) *Result {
 	if lpLarge {
 		s.holdEps = lpEpsCert * cfg.tol
 		s.cover = true
+		// Newton's CG with the class coarse space (coarse.go): on
+		// classes with nearly slack budgets the Jacobi preconditioner
+		// alone left CG 50–200 iterations a step late in each stage
+		s.coarse = !cfg.noCoarse
 	}
 	// narrow: at and below the target ε lpLarge selects narrowly (kernel.go,
 	// row coverage), skips Phase B's validation and halves ε on fresh narrow

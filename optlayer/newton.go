@@ -346,7 +346,9 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 			// costs CG iterations (measured: a tolerance of 0.1·r took
 			// twice as many)
 			st.cgTol = newtonCGTol
+			st.coarse = s.coarse
 			err = st.solveCG(rhs, d, w)
+			st.coarse = false
 			s.cgIters += st.cgIters
 			st.cgIters = 0
 		}

@@ -265,6 +265,7 @@ type config struct {
 	handGap                    float64                            // tests only: narrowReady's relative gap (0: narrowGap)
 	noBHand                    bool                               // tests only: lpLarge's Phase B validates until nothing is added before the narrow Phase C stages
 	noFewHand                  bool                               // tests only: lpLarge's Phase B hands over to Phase C's union stages only after a validation that adds nothing (fewAdded)
+	noCoarse                   bool                               // tests only: lpLarge's Newton systems take the Jacobi preconditioner alone, without the class coarse space (coarse.go)
 	noDistinct                 bool                               // tests only: no LP over the locations of copies (distinct.go)
 	stop                       *stopper                           // the context's polls (cancel.go); nil: none
 }
