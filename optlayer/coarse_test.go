@@ -10,12 +10,7 @@ import (
 // masses alone, is ZᵀHZ — Z the class indicators on g, H the reduced
 // operator of apply — with and without the Levenberg–Marquardt term.
 func TestCoarseMatrix(t *testing.T) {
-	p := gaussProblem(78, 30, 3, 4, 0.1)
-	r, err := Solve(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := r.st
+	st := solvedState(t)
 	defer func() { st.reg = 0 }()
 	dim := st.n + st.L
 	w := st.newWork()
@@ -56,12 +51,7 @@ func TestCoarseMatrix(t *testing.T) {
 // classes are far from slack; the whole solves where it pays are
 // TestLPOnlyLargeCoarse's.)
 func TestCoarseCG(t *testing.T) {
-	p := gaussProblem(78, 30, 3, 4, 0.1)
-	r, err := Solve(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := r.st
+	st := solvedState(t)
 	defer func() { st.coarse, st.cgTol, st.cgIters = false, 0, 0 }()
 	dim := st.n + st.L
 	rng := rand.New(rand.NewSource(5))
@@ -88,4 +78,15 @@ func TestCoarseCG(t *testing.T) {
 		t.Fatalf("solutions differ by %g (largest entry %g)", nd, nx)
 	}
 	t.Logf("CG iterations: %d with the coarse space, %d without", its[0], its[1])
+}
+
+// solvedState returns the state of a converged regularised solve (n = 78,
+// M = 4, d = 3 Gaussian classes): the reduced system of its snapshot.
+func solvedState(t *testing.T) *state {
+	t.Helper()
+	r, err := Solve(gaussProblem(78, 30, 3, 4, 0.1), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.st
 }

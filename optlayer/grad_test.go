@@ -143,12 +143,7 @@ func TestVJPDenseMatchesCG(t *testing.T) {
 }
 
 func TestAssembleMatchesApply(t *testing.T) {
-	p := gaussProblem(78, 30, 3, 4, 0.1)
-	r, err := Solve(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := r.st
+	st := solvedState(t)
 	for _, reg := range []float64{0, 0.3} {
 		st.reg = reg
 		H, _ := st.assemble()
