@@ -8,9 +8,26 @@ import (
 
 // TestCoarseMatrix: the coarse matrix E of coarse.go, formed from the row
 // masses alone, is ZᵀHZ — Z the class indicators on g, H the reduced
-// operator of apply — with and without the Levenberg–Marquardt term.
+// operator of apply — with and without the Levenberg–Marquardt term, on a
+// regularised solve's state and on an LP-only solve's (n = 300 > lpLargeMin)
+// with a class whose budget cannot bind (slack.go: rank-one plan, no λ).
 func TestCoarseMatrix(t *testing.T) {
-	st := solvedState(t)
+	checkCoarseMatrix(t, "regularised", solvedState(t))
+	p := hardProblem("separated", 4, 300, 5)
+	th := p.Theta[0] * 0.5
+	p.Theta = []float64{1e6, th, th, th, th}
+	r, err := Solve(p, &Settings{LPOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.st.slack[0] || r.st.slack[1] {
+		t.Fatalf("slack classes %v, want the first only", r.st.slack)
+	}
+	checkCoarseMatrix(t, "LP-only with a slack class", r.st)
+}
+
+func checkCoarseMatrix(t *testing.T, what string, st *state) {
+	t.Helper()
 	defer func() { st.reg = 0 }()
 	dim := st.n + st.L
 	w := st.newWork()
@@ -32,7 +49,7 @@ func TestCoarseMatrix(t *testing.T) {
 					want += hz[q]
 				}
 				if got := e.At(k, m); math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
-					t.Fatalf("reg %g: E[%d][%d] = %.15g, ZᵀHZ %.15g", reg, k, m, got, want)
+					t.Fatalf("%s, reg %g: E[%d][%d] = %.15g, ZᵀHZ %.15g", what, reg, k, m, got, want)
 				}
 				if k != m && want != 0 {
 					coupled = true
@@ -41,7 +58,7 @@ func TestCoarseMatrix(t *testing.T) {
 		}
 	}
 	if !coupled {
-		t.Fatal("no row shared by two active classes: the coupling term was not checked")
+		t.Fatalf("%s: no row shared by two active classes: the coupling term was not checked", what)
 	}
 }
 
