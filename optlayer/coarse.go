@@ -35,11 +35,14 @@ package optlayer
 // quiet): TestRandomSweep seed 25's trial 12 594 → 506 iterations, 48.6 →
 // 29.5 s; seed 10's trial 0 764 → 406, 30.1 → 19.4 s; seed 9's trial 29
 // 22.9 → 16.8 s (the same 384 iterations, fewer CG iterations); seed 42's
-// trial 16 22.4 → 20.5 s; one slower, seed 25's trial 24 (25.2 → 29.6 s,
-// 454 → 448 iterations). Six sweeps (180 instances) 15,920 → 14,994
-// iterations, all certified; BenchmarkHard's kinds at n = 2000 / 3000 971
-// → 952; exact `separated` n = 10,000 582 → 492 iterations, 100 → 104 s;
-// real pixels at n = 3000 the same or fewer iterations.
+// trial 16 22.4 → 20.5 s; slower: seed 25's trial 24 (25.2 → 29.6 s, 454
+// → 448 iterations), seed 33's trial 24 (9.2 → 10.8 s), seed 24's trial 13
+// (8.1 → 9.8 s). The 16 sweeps of the sessions before (480 instances)
+// 35,150 → 34,159 iterations, all certified; BenchmarkHard's kinds at n =
+// 2000 / 3000 971 → 952; exact `separated` n = 10,000 582 → 492
+// iterations, 100 → 104 s; real pixels at n = 3000 the same or fewer
+// iterations. Only after steps of many CG iterations (more than 15 in the
+// last solve) lost the gains: seed 25's trial 12 took 52.2 s.
 
 import "gonum.org/v1/gonum/mat"
 
