@@ -350,6 +350,8 @@ func solveInstance(in *instance, cfg config) *Result {
 		// classes with nearly slack budgets the Jacobi preconditioner
 		// alone left CG 50–200 iterations a step late in each stage
 		s.coarse = !cfg.noCoarse
+		// an adaptive LM term at small residuals (lmAdapt's comment)
+		s.adaptLM = !cfg.noAdaptLM
 	}
 	// narrow: at and below the target ε lpLarge selects narrowly (kernel.go,
 	// row coverage), skips Phase B's validation and halves ε on fresh narrow

@@ -278,6 +278,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 		s.nbuf = make([]float64, 2*n+2*s.M)
 	}
 	gOld, lOld := s.nbuf[:n], s.nbuf[n:n+s.M]
+	lmMul := 1.0 // s.adaptLM's factor on the LM term, for this run only
 	for steps < maxSteps {
 		s.stop.step()
 		if steps > 0 {
@@ -305,7 +306,13 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 		}
 		st = s.loadState(st, cfg.cgTol, r, true, false)
 		s.nst = st
-		st.reg = s.lmReg * r
+		// the Levenberg–Marquardt term; with s.adaptLM and a residual
+		// below lmAdaptResid, lmMul times heavier (lmAdapt's comment)
+		reg := s.lmReg * r
+		if s.adaptLM && r < lmAdaptResid {
+			reg *= lmMul
+		}
+		st.reg = reg
 		// target ε below smallEps, at the target: exact steps by the
 		// sparse direct solve (densekkt.go) with a lighter LM term
 		direct := cfg.eps < smallEps && s.eps <= cfg.eps && n+st.L <= kktMax && st.r1a == nil && !s.kktOff
@@ -333,7 +340,7 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 			// rest of the solve
 			direct = false
 			s.kktOff = true
-			st.reg = s.lmReg * r
+			st.reg = reg
 		}
 		if direct {
 			s.kkt.solve(rhs, d)
@@ -382,6 +389,13 @@ func (s *solver) newton(cfg config, maxSteps int, tol float64, stop func() bool)
 			t /= 2
 		}
 		steps++
+		if s.adaptLM && r < lmAdaptResid {
+			if t < lmAdaptShort {
+				lmMul = math.Min(lmMul*lmAdapt, lmAdaptMax)
+			} else if t == 1 {
+				lmMul = math.Max(1, lmMul/lmAdapt)
+			}
+		}
 		if cfg.traceLS != nil {
 			cfg.traceLS(t, ok, s.cgIters)
 		}
@@ -577,6 +591,29 @@ const debugNewton = false
 
 // newtonCGTol is the relative residual of the Newton systems' CG solves.
 const newtonCGTol = 0.1
+
+// The adaptive Levenberg–Marquardt term of lpLarge's Newton runs
+// (s.adaptLM). Once the residual is below lmAdaptResid, a step whose line
+// search ended below lmAdaptShort makes the next steps' LM term lmAdapt
+// times heavier (at most lmAdaptMax times the plain lmReg·r), and a full
+// step makes it lmAdapt times lighter again (never below the plain term);
+// every Newton run starts from the plain term. On rounded features (ties
+// in the cost) the plain term, 0.1·r, is nearly nothing at residuals of
+// 1e-3–1e-4, and CG, asked for a relative residual of 0.1 on a nearly
+// singular system, returned long steps the line search cut to t = 2⁻⁴…2⁻¹²
+// after 60–290 CG iterations each, for hundreds of steps
+// (TestRandomSweep seed 25's trial 24: n = 3000, M = 5, d = 16, rounded,
+// per-class radii; 80 such steps at ε = 1e-3 took 14 of its 23 s). Above
+// lmAdaptResid, short steps are the damped phase's own, and a heavier term
+// only slowed it (seed 10's trial 0: 17.9 → 24.6 s when every residual
+// counted). Measured: docs/PERFORMANCE.md, session of 2026-11-29, 03:46–
+// UTC. TestLPOnlyLargeAdaptLM.
+const (
+	lmAdaptResid = 1e-2
+	lmAdaptShort = 0.0625
+	lmAdapt      = 4.0
+	lmAdaptMax   = 1e6
+)
 
 // The regime of small target ε. Below smallEps the final ε stage is where
 // the solve spends its time (at ε = 1e-3: 69% of the CG iterations), and

@@ -266,6 +266,7 @@ type config struct {
 	noBHand                    bool                               // tests only: lpLarge's Phase B validates until nothing is added before the narrow Phase C stages
 	noFewHand                  bool                               // tests only: lpLarge's Phase B hands over to Phase C's union stages only after a validation that adds nothing (fewAdded)
 	noCoarse                   bool                               // tests only: lpLarge's Newton systems take the Jacobi preconditioner alone, without the class coarse space (coarse.go)
+	noAdaptLM                  bool                               // tests only: lpLarge's Newton runs keep the plain Levenberg–Marquardt term lmReg·r (newton.go, lmAdapt)
 	noDistinct                 bool                               // tests only: no LP over the locations of copies (distinct.go)
 	stop                       *stopper                           // the context's polls (cancel.go); nil: none
 }
