@@ -219,3 +219,59 @@ func TestPooledTransportLarge(t *testing.T) {
 	}
 	checkFeasible(t, p, r)
 }
+
+// A class with one point far from all the others (a heavy tail): the
+// transport's kernel, stabilised by rows only, had that point's column below
+// the cut in every row, the iterations failed, and the pooled LFD, within
+// both budgets, was missed. Points on a line, c = |x_i − x_j|: class 0 at
+// 0, 1, …, 8 and 40, class 1 at 0.1, 1.1, …, 9.1; ϑ = 2 for both, between
+// the transports' cost (about 1.6: 1/20 of mass over 31–40) and the even
+// spreads' (about 3.3), and ε_t = ϑ/50 puts the far column e^{−775} below
+// its rows' nearest entries.
+func TestPooledTransportOutlier(t *testing.T) {
+	x := []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 40}
+	var labels []int
+	for range x {
+		labels = append(labels, 0)
+	}
+	for k := 0; k < 10; k++ {
+		x = append(x, float64(k)+0.1)
+		labels = append(labels, 1)
+	}
+	n := len(x)
+	cost := make([]float64, n*n)
+	for i := range x {
+		for j := range x {
+			cost[i*n+j] = math.Abs(x[i] - x[j])
+		}
+	}
+	p := &Problem{N: n, Cost: cost, Labels: labels, Theta: []float64{2}}
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m, S := range pooledCostRef(p, in.cost) {
+		if S <= 2 {
+			t.Fatalf("class %d: the even spread costs %v, within the budget: nothing tested", m, S)
+		}
+	}
+	pt := newSolver(in).pooledFeasible(true, true)
+	if !pt.ok {
+		t.Fatalf("the transports did not reach u within the budgets (costs %v)", pt.uni)
+	}
+	for m, b := range pt.blocks {
+		if b == nil || !(pt.uni[m] <= 2) {
+			t.Fatalf("class %d: block %v, cost %v", m, b != nil, pt.uni[m])
+		}
+	}
+	cfg, err := (&Settings{Plans: true}).config(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.pooledTransport = true
+	r := solveInstance(in, cfg)
+	checkFeasible(t, p, r)
+	if v := exactLP(t, p); math.Abs(v-1) > 1e-9 || r.Status != Optimal || math.Abs(r.Objective-1) > 1e-12 || r.RelGap != 0 {
+		t.Fatalf("LP %v; status %d, objective %v, rel gap %v", v, r.Status, r.Objective, r.RelGap)
+	}
+}
