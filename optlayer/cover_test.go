@@ -156,3 +156,77 @@ func TestMinKeyMatchesLoop(t *testing.T) {
 		}
 	}
 }
+
+// selUnion with a cap (lpLarge's validations, validateMax): every current
+// candidate stays, at most kmax rows are added to a column, those with the
+// least keys α_m(i) + λ_m c(i,j), the count returned is theirs, and the
+// bound's threshold is the least key left out.
+func TestSelectUnionCap(t *testing.T) {
+	n, M := 90, 3
+	p := gaussProblem(5, n, M, 4, 0.3)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSolver(in)
+	s.init(nil)
+	rng := rand.New(rand.NewSource(8))
+	for k := range s.alpha {
+		s.alpha[k] = rng.Float64()
+	}
+	for m := range s.lam {
+		s.lam[m] = 0.05 + rng.Float64()
+	}
+	s.selectCands(selKeys, 1e-3, 100, 0, 0) // a window of 0.1
+	before := make([][]int32, n)
+	for q := range before {
+		before[q] = slices.Clone(s.colRows(q))
+		if before[q] == nil {
+			t.Fatalf("column position %d is full after the narrow selection", q)
+		}
+	}
+	const kmax = 5
+	added := s.selectCands(selUnion, 1, 100, 0, kmax) // every row is within the window
+	total, capped := 0, 0
+	for q := 0; q < n; q++ {
+		m := in.labels[s.order[q]]
+		key := func(i int) float64 { return s.alpha[m*n+i] + s.lam[m]*in.cost[i*n+s.order[q]] }
+		rows := s.colRows(q)
+		for _, i := range before[q] {
+			if !slices.Contains(rows, i) {
+				t.Fatalf("column position %d: candidate row %d was dropped", q, i)
+			}
+		}
+		var newKeys, outKeys []float64
+		for i := 0; i < n; i++ {
+			switch {
+			case slices.Contains(before[q], int32(i)):
+			case slices.Contains(rows, int32(i)):
+				newKeys = append(newKeys, key(i))
+			default:
+				outKeys = append(outKeys, key(i))
+			}
+		}
+		if len(newKeys) > kmax {
+			t.Fatalf("column position %d: %d rows added, cap %d", q, len(newKeys), kmax)
+		}
+		total += len(newKeys)
+		if len(outKeys) == 0 {
+			continue
+		}
+		capped++
+		least := slices.Min(outKeys)
+		if len(newKeys) > 0 && slices.Max(newKeys) > least {
+			t.Fatalf("column position %d: an added row's key %v above a left-out row's %v", q, slices.Max(newKeys), least)
+		}
+		if s.thr[q] != least {
+			t.Fatalf("column position %d: threshold %v, want the least key left out %v", q, s.thr[q], least)
+		}
+	}
+	if added != total {
+		t.Fatalf("selectCands reported %d rows added, counted %d", added, total)
+	}
+	if capped == 0 {
+		t.Fatal("no column was capped: nothing tested")
+	}
+}

@@ -343,6 +343,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	// band 0.45–0.58 × median ≤ 4.1 CPU-s and ≤ 126 MB at n = 3000; the
 	// other hard kinds within noise (docs/PERFORMANCE.md).
 	lpLarge := cfg.lpOnly && cfg.warm == nil && stop != nil && large
+	vcap := s.validationCap(cfg.valBudget) // lpLarge's validations add at most vcap rows a column (validateMax)
 	if lpLarge {
 		s.holdEps = lpEpsCert * cfg.tol
 		s.cover = true
@@ -581,7 +582,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			cert()
 			if lb := s.lowerDense(); res.Objective-lb > narrowGapEarly*lb {
 				narrow = false
-				s.selectCands(selUnion, s.eps, narrowL, 0, 0)
+				s.selectCands(selUnion, s.eps, narrowL, 0, vcap)
 			}
 			continue
 		}
@@ -655,7 +656,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			// (lpLarge: those within narrowL e-folds, as above)
 			if lpLarge {
 				before := len(s.kk)
-				if added := s.selectCands(selUnion, s.eps, narrowL, 0, 0); added != 0 {
+				if added := s.selectCands(selUnion, s.eps, narrowL, 0, vcap); added != 0 {
 					lastAdded = float64(added) / float64(before+added)
 					ntol = btol
 					if givenUp && !cfg.noBSweep && it < cfg.maxIter {
@@ -733,7 +734,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			// the candidates of the column generation below are set
 		case narrow && regrew:
 			// after the regrowth below: keep its candidates
-			s.selectCands(selUnion, s.eps, narrowL, 0, 0)
+			s.selectCands(selUnion, s.eps, narrowL, 0, vcap)
 		case narrow:
 			s.selectCands(selKeys, s.eps, narrowL, 0, 0)
 		default:
@@ -804,7 +805,7 @@ func solveInstance(in *instance, cfg config) *Result {
 				// iterations); grown, 0.77 M at most (5.7 s, 272).
 				// The instance the rollback was made for (a fall 1.15
 				// → 0.97 from a gap of 0.037) still rolls back.
-				s.selectCands(selUnion, s.eps, narrowL, 0, 0)
+				s.selectCands(selUnion, s.eps, narrowL, 0, vcap)
 				redo, grown = true, true
 				continue
 			}
@@ -823,7 +824,7 @@ func solveInstance(in *instance, cfg config) *Result {
 				// own instance (seed 12 with one opening sweep, a fall
 				// of 4.6 times the gap) 262 → 414 iterations, 11.9 →
 				// 10.3 s. The random sweeps never get here.
-				s.selectCands(selUnion, s.eps, narrowL, 0, 0)
+				s.selectCands(selUnion, s.eps, narrowL, 0, vcap)
 				s.restoreDuals(saved)
 				redo, grown, regrew = true, true, true
 				continue

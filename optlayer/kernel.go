@@ -109,6 +109,19 @@ const (
 	narrowMax = 0.25 // fraction of n² above which a narrow selection is not used
 )
 
+// validateMax bounds lpLarge's validations above 2896 points: each adds at
+// most validateMax/n rows to a column (those with the least keys; the
+// current candidates all stay, so the candidates only grow and the
+// validations still end), instead of every row within narrowL e-folds. On
+// the exact `separated` at n = 10,000 a validation at ε = 1e-3 took the
+// candidates from 4.8 M to 21.3 M (1 GB of the 2.2 GB peak) for bounds
+// still 16% apart. Measured (docs/PERFORMANCE.md, session of 2026-11-29,
+// 05:47– UTC), seeds 4 / 11 / 12: 98.0 / 98.8 / 53.7 s → 86.2 / 72.1 /
+// 41.2 s and 2.22 / 1.97 / 1.57 → 1.61 / 1.55 / 1.41 GB peak; 2²² was a
+// little faster there (78.9 / 66.6 s) but reaches down to n = 2049, where
+// the dense plans near the pooled radius need more than 1400 rows a column.
+const validateMax = 1 << 23
+
 // coverEnt is a candidate for a row's coverage: its reduced cost and column.
 type coverEnt struct {
 	r float64
@@ -267,7 +280,8 @@ const (
 //
 //	key(i) = α_m(i) + λ_m c(i,j) < min_i key(i) + ε·L + δ,
 //
-// at most kmax rows (those with the least keys; kmax ≤ 0: no cap). ϑ_m = 0
+// at most kmax rows (those with the least keys; kmax ≤ 0: no cap; selUnion
+// keeps every current candidate and adds at most kmax rows). ϑ_m = 0
 // classes keep exactly their zero-cost rows. It records for the lower bound
 // the least key a row left out had (thr), the α and λ it was computed from
 // and each column's largest cost, and marks every class kernel for a rebuild.
@@ -467,9 +481,6 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 		for i, k := range key {
 			switch {
 			case k < cut || col[i] == 0 || covered && w.mark[i] == q1:
-				if mode == selUnion && w.stamp[i] != int32(q+1) {
-					w.added++
-				}
 				idx = append(idx, int32(i))
 			case mode == selUnion && w.stamp[i] == int32(q+1):
 				idx = append(idx, int32(i)) // a current candidate stays
@@ -481,10 +492,14 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 		}
 	}
 	sorted := true // idx holds the rows in increasing order
+	union := mode == selUnion
 	if kmax > 0 && len(idx) > kmax {
 		// the kmax least keys (all zero-cost rows if there are more)
-		// zero-cost and covered rows always
-		keep := func(i int) bool { return col[i] == 0 || covered && w.mark[i] == q1 }
+		// zero-cost and covered rows always; selUnion: every current
+		// candidate as well, and at most kmax rows besides
+		keep := func(i int) bool {
+			return col[i] == 0 || covered && w.mark[i] == q1 || union && w.stamp[i] == q1
+		}
 		for i := range key {
 			key[i] = -key[i] // topK keeps the largest
 			if keep(i) {
@@ -498,6 +513,9 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			}
 		}
 		k := max(kmax, nz)
+		if union {
+			k = nz + kmax
+		}
 		if k < len(idx) {
 			topK(idx, key, k)
 			for _, i := range idx[k:] {
@@ -505,6 +523,13 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			}
 			idx = idx[:k]
 			sorted = false
+		}
+	}
+	if union {
+		for _, i := range idx {
+			if w.stamp[i] != q1 {
+				w.added++
+			}
 		}
 	}
 	if mode == selCost {
@@ -533,6 +558,22 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 	s.thr[q] = thr
 	w.idx = idx[:0]
 	return len(idx)
+}
+
+// validationCap is the kmax of lpLarge's validations: budget/n rows a
+// column (budget: cfg.valBudget, 0 for validateMax), or 0 (no cap) when
+// that is n or more or the budget is negative.
+func (s *solver) validationCap(budget int) int {
+	switch {
+	case budget < 0:
+		return 0
+	case budget == 0:
+		budget = validateMax
+	}
+	if k := budget / s.n; k < s.n {
+		return max(k, 1)
+	}
+	return 0
 }
 
 // validateCands checks, at the current duals and ε, that every entry left

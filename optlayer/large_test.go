@@ -530,3 +530,33 @@ func TestLPOnlyLargeAdaptLM(t *testing.T) {
 		cfg.noAdaptLM = !on
 	})
 }
+
+// validateMax: with a validation budget, every validation of lpLarge keeps
+// the candidates it had and adds at most budget/n rows to a column; the
+// solve is still certified and its bounds bracket the uncapped solve's
+// (selectCol's cap itself: TestSelectUnionCap). Seed 22's trial 17 of the sweep (n = 1100,
+// two dimensions, `separated`) grows from 256 to 884 candidates a column
+// uncapped; the budget 200·n caps its validations at 200 rows a column.
+func TestLPOnlyLargeValidationCap(t *testing.T) {
+	p := sweepTrial(t, 22, 17, []int{1100, 1500}, "n=1100 M=6 d=2 separated rel=0.522")
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res [2]*Result
+	for k, budget := range []int{-1, 200 * p.N} {
+		cfg, _ := (&Settings{LPOnly: true}).config(in)
+		cfg.valBudget = budget
+		res[k] = solveInstance(in, cfg)
+		if r := res[k]; r.Status != Optimal || r.RelGap > cfg.tol {
+			t.Fatalf("budget %d: status %d, relative gap %g", budget, r.Status, r.RelGap)
+		}
+		t.Logf("budget %d: %d iterations, bounds [%.6f, %.6f]", budget, res[k].Iterations, res[k].LowerBound, res[k].Objective)
+	}
+	if res[0].LowerBound > res[1].Objective*(1+1e-12) || res[1].LowerBound > res[0].Objective*(1+1e-12) {
+		t.Fatalf("the bounds do not overlap: [%v, %v] and [%v, %v]", res[0].LowerBound, res[0].Objective, res[1].LowerBound, res[1].Objective)
+	}
+	if res[0].Iterations == res[1].Iterations {
+		t.Fatalf("%d iterations with and without the cap: the cap was not used", res[0].Iterations)
+	}
+}
