@@ -116,10 +116,11 @@ const (
 // the exact `separated` at n = 10,000 a validation at ε = 1e-3 took the
 // candidates from 4.8 M to 21.3 M (1 GB of the 2.2 GB peak) for bounds
 // still 16% apart. Measured (docs/PERFORMANCE.md, session of 2026-11-29,
-// 05:47– UTC), seeds 4 / 11 / 12: 98.0 / 98.8 / 53.7 s → 86.2 / 72.1 /
-// 41.2 s and 2.22 / 1.97 / 1.57 → 1.61 / 1.55 / 1.41 GB peak; 2²² was a
+// 05:47– UTC), seeds 4 / 11 / 12: 98.0 / 98.8 / 53.7 s → 91.0 / 75.3 /
+// 43.7 s and 2.22 / 1.97 / 1.57 → 1.61 / 1.55 / 1.41 GB peak. 2²² was a
 // little faster there (78.9 / 66.6 s) but reaches down to n = 2049, where
-// the dense plans near the pooled radius need more than 1400 rows a column.
+// the dense plans near the pooled radius hold 1700 rows a column; caps that
+// may drop current candidates let a validation cycle at n = 3000.
 const validateMax = 1 << 23
 
 // coverEnt is a candidate for a row's coverage: its reduced cost and column.
