@@ -13,23 +13,7 @@ import (
 // costs — on top of the key window, and the cap leaves them in.
 func TestCoverageKeepsRowsLeastReducedCosts(t *testing.T) {
 	n, M := 90, 3
-	p := gaussProblem(7, n, M, 4, 0.3)
-	in, err := p.instance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSolver(in)
-	s.init(nil)
-	rng := rand.New(rand.NewSource(3))
-	for k := range s.alpha {
-		s.alpha[k] = rng.Float64()
-	}
-	for m := range s.lam {
-		s.lam[m] = 0.05 + rng.Float64()
-	}
-	for q := range s.g {
-		s.g[q] = rng.Float64()
-	}
+	in, s := randomDuals(t, 7, 3, n, M)
 	for _, kmax := range []int{0, 3} {
 		s.cover = true
 		s.selectCands(selKeys, 1e-3, 1, 0, kmax) // a window of 1e-3: about one row per column
@@ -163,20 +147,7 @@ func TestMinKeyMatchesLoop(t *testing.T) {
 // bound's threshold is the least key left out.
 func TestSelectUnionCap(t *testing.T) {
 	n, M := 90, 3
-	p := gaussProblem(5, n, M, 4, 0.3)
-	in, err := p.instance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newSolver(in)
-	s.init(nil)
-	rng := rand.New(rand.NewSource(8))
-	for k := range s.alpha {
-		s.alpha[k] = rng.Float64()
-	}
-	for m := range s.lam {
-		s.lam[m] = 0.05 + rng.Float64()
-	}
+	in, s := randomDuals(t, 5, 8, n, M)
 	s.selectCands(selKeys, 1e-3, 100, 0, 0) // a window of 0.1
 	before := make([][]int32, n)
 	for q := range before {
@@ -229,4 +200,27 @@ func TestSelectUnionCap(t *testing.T) {
 	if capped == 0 {
 		t.Fatal("no column was capped: nothing tested")
 	}
+}
+
+// randomDuals is a solver on gaussProblem(seed, n, M, 4, 0.3) with random
+// duals drawn from dualSeed: α and g uniform on [0, 1), λ on [0.05, 1.05).
+func randomDuals(t *testing.T, seed, dualSeed int64, n, M int) (*instance, *solver) {
+	t.Helper()
+	in, err := gaussProblem(seed, n, M, 4, 0.3).instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSolver(in)
+	s.init(nil)
+	rng := rand.New(rand.NewSource(dualSeed))
+	for k := range s.alpha {
+		s.alpha[k] = rng.Float64()
+	}
+	for m := range s.lam {
+		s.lam[m] = 0.05 + rng.Float64()
+	}
+	for q := range s.g {
+		s.g[q] = rng.Float64()
+	}
+	return in, s
 }
