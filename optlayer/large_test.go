@@ -534,10 +534,14 @@ func TestLPOnlyLargeAdaptLM(t *testing.T) {
 // validateMax: with a validation budget, every validation of lpLarge keeps
 // the candidates it had and adds at most budget/n rows to a column; the
 // solve is still certified and its bounds bracket the uncapped solve's
-// (selectCol's cap itself: TestSelectUnionCap). Seed 22's trial 17 of the sweep (n = 1100,
-// two dimensions, `separated`) grows from 256 to 884 candidates a column
-// uncapped; the budget 200·n caps its validations at 200 rows a column.
+// (selectCol's cap itself: TestSelectUnionCap). Seed 22's trial 17 of the
+// sweep (n = 1100, two dimensions, `separated`) grows from 256 to 884
+// candidates a column uncapped; the budget 200·n caps its validations at
+// 200 rows a column.
 func TestLPOnlyLargeValidationCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 1100, two solves")
+	}
 	p := sweepTrial(t, 22, 17, []int{1100, 1500}, "n=1100 M=6 d=2 separated rel=0.522")
 	in, err := p.instance()
 	if err != nil {
