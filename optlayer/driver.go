@@ -169,7 +169,12 @@ const (
 	lpDriftEvery     = 10 // driftStop's checks: every this many successful Newton steps
 	lpDriftFalls     = 2  // and this many falls of the bound in a row end the stage
 	narrowDriftFalls = 4  // the same for Phase B's first narrow Newton run (its comment)
-	stageSweeps      = 10
+	wideDriftFalls   = 4  // and for Phase B's runs on wider candidates (the narrow run's comment)
+	// wideFall: after a validation a wide run of Phase B ends on a falling
+	// bound only if it fell at most this share of the gap between the
+	// objective and its best (the narrow run's comment)
+	wideFall    = 0.25
+	stageSweeps = 10
 	// lpStageSweeps: the sweeps that open each of lpLarge's Phase A stages
 	// (cfg.sweeps = stageSweeps elsewhere). Ten took the duals the previous
 	// stage left far off the path at the new ε (`separated` n = 2000 at ϑ =
@@ -384,6 +389,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	// validation added (0 before the first); wide: Phase B handed over to
 	// Phase C's union stages (fewAdded's comment)
 	lastAdded, wide := 0.0, false
+	validated := false // Phase B has validated its candidates at least once
 	it := 0
 	if cfg.lpOnly && cfg.warm == nil && stop != nil && !large && !cfg.noLPStages {
 		// LPOnly from a cold start: its own ε stages (lpstages.go); the
@@ -533,7 +539,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			bstop, stalled = stallStop(bstop, s.residual, s.lowerDense)
 		}
 		var drifted *bool
-		if lpLarge && !early && narrow && !cfg.noBDrift {
+		if lpLarge && !early && (narrow && !cfg.noBDrift || !narrow && !cfg.noWideDrift) {
 			// the narrow candidates' run after the first look ends when
 			// the dual's own bound falls (lpDriftFalls falls in a row,
 			// checked every lpDriftEvery steps): the restricted problem
@@ -544,14 +550,40 @@ func solveInstance(in *instance, cfg config) *Result {
 			// its end (a gap of 9%) sent Newton's residual to 1.47 and
 			// the bound to 0.69 (130 steps to come back).
 			// TestLPOnlyLargeNarrowB.
+			//
+			// Runs on wider candidates end so too, after wideDriftFalls
+			// falls. Before Phase B's first validation they are Phase
+			// A's candidates, capped at candK a column, and the
+			// restricted problem's dual drifts the same way at residuals
+			// of 0.1–0.5, which stallStop never counts as a stall
+			// (TestRandomSweep seed 54's trial 26: the bound 3.03 → 2.70
+			// over 90 steps before the validation). After a validation
+			// only a fall within wideFall of the gap ends the run: a
+			// larger one is Newton coming back from the entries just
+			// added (`separated` n = 10,000, seed 4: 1.07 → 0.95 from a
+			// gap of 0.34, and stopped there the next validation took
+			// the candidates from 9.3 to 13.7 M). Measured
+			// (docs/PERFORMANCE.md, session of 2026-11-29, 08:09– UTC):
+			// seed 54's trial 26 436 → 343 iterations, 14.2 → 11.0 s.
+			// TestLPOnlyLargeWideDrift.
+			falls := lpDriftFalls
+			if !narrow {
+				falls = wideDriftFalls
+			}
+			afterValidation := !narrow && validated
+			best, last := math.Inf(-1), math.Inf(-1)
+			fell := driftStop(nil, func() float64 {
+				last = s.lowerDense()
+				best = max(best, last)
+				return last
+			}, falls)
 			drifted = new(bool)
-			fell := driftStop(nil, s.lowerDense, lpDriftFalls)
 			inner := bstop
 			bstop = func() bool {
 				if inner != nil && inner() {
 					return true
 				}
-				*drifted = fell()
+				*drifted = fell() && (!afterValidation || best-last <= wideFall*(res.Objective-best))
 				return *drifted
 			}
 		}
@@ -581,7 +613,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			early = false
 			cert()
 			if lb := s.lowerDense(); res.Objective-lb > narrowGapEarly*lb {
-				narrow = false
+				narrow, validated = false, true
 				s.selectCands(selUnion, s.eps, narrowL, 0, vcap)
 			}
 			continue
@@ -656,6 +688,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			// (lpLarge: those within narrowL e-folds, as above)
 			if lpLarge {
 				before := len(s.kk)
+				validated = true
 				if added := s.selectCands(selUnion, s.eps, narrowL, 0, vcap); added != 0 {
 					lastAdded = float64(added) / float64(before+added)
 					ntol = btol

@@ -395,6 +395,22 @@ func TestLPOnlyLargeStall(t *testing.T) {
 	})
 }
 
+// TestLPOnlyLargeWideDrift: lpLarge's Phase B runs on candidates wider than
+// the narrow ones also end when the dual's own bound falls wideDriftFalls
+// times in a row (driftStop), and validate there. The instance is trial 7
+// of the random sweep of seed 15 (n = 2500, M = 10, d = 64, separated
+// class means, ϑ = 0.828 × median): 197 iterations with the stop, 257
+// without.
+func TestLPOnlyLargeWideDrift(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 2500, two solves")
+	}
+	p := sweepTrial(t, 15, 7, []int{1100, 1500, 2000, 2500, 3000}, "n=2500 M=10 d=64 separated rel=0.828")
+	fewerWith(t, p, "the wide drift stop", func(cfg *config, on bool) {
+		cfg.noWideDrift = !on
+	})
+}
+
 // TestLPOnlyLargeZeroDone: when a Newton run of lpLarge's Phase B takes no
 // step (its own residual is already within the stage's, lpResTol) while
 // the column-exact residual after it is a hair above, the run is done: the

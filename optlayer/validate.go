@@ -262,6 +262,7 @@ type config struct {
 	noBDrift                   bool                               // tests only: lpLarge's narrow Phase B run after the first look without driftStop
 	noZeroDone                 bool                               // tests only: lpLarge's Phase B tightens Newton's tolerance tenfold after a run of no steps, as the other solves do, instead of ending the run
 	noBSweep                   bool                               // tests only: no sweep after the validation that gives up Phase B's narrow candidates
+	noWideDrift                bool                               // tests only: lpLarge's Phase B runs on wider candidates without driftStop
 	handGap                    float64                            // tests only: narrowReady's relative gap (0: narrowGap)
 	noBHand                    bool                               // tests only: lpLarge's Phase B validates until nothing is added before the narrow Phase C stages
 	noFewHand                  bool                               // tests only: lpLarge's Phase B hands over to Phase C's union stages only after a validation that adds nothing (fewAdded)
