@@ -169,7 +169,6 @@ const (
 	lpDriftEvery     = 10 // driftStop's checks: every this many successful Newton steps
 	lpDriftFalls     = 2  // and this many falls of the bound in a row end the stage
 	narrowDriftFalls = 4  // the same for Phase B's first narrow Newton run (its comment)
-	wideDriftFalls   = 4  // and for Phase B's runs on wider candidates (the narrow run's comment)
 	// wideFall: after a validation a wide run of Phase B ends on a falling
 	// bound only if it fell at most this share of the gap between the
 	// objective and its best (the narrow run's comment)
@@ -551,32 +550,29 @@ func solveInstance(in *instance, cfg config) *Result {
 			// the bound to 0.69 (130 steps to come back).
 			// TestLPOnlyLargeNarrowB.
 			//
-			// Runs on wider candidates end so too, after wideDriftFalls
-			// falls. Before Phase B's first validation they are Phase
-			// A's candidates, capped at candK a column, and the
-			// restricted problem's dual drifts the same way at residuals
-			// of 0.1–0.5, which stallStop never counts as a stall
-			// (TestRandomSweep seed 54's trial 26: the bound 3.03 → 2.70
-			// over 90 steps before the validation). After a validation
-			// only a fall within wideFall of the gap ends the run: a
-			// larger one is Newton coming back from the entries just
-			// added (`separated` n = 10,000, seed 4: 1.07 → 0.95 from a
-			// gap of 0.34, and stopped there the next validation took
-			// the candidates from 9.3 to 13.7 M). Measured
-			// (docs/PERFORMANCE.md, session of 2026-11-29, 08:09– UTC):
-			// seed 54's trial 26 436 → 343 iterations, 14.2 → 11.0 s.
+			// Runs on wider candidates end so too. Before Phase B's
+			// first validation they are Phase A's candidates, capped at
+			// candK a column, and the restricted problem's dual drifts
+			// the same way at residuals of 0.1–0.5, which stallStop
+			// never counts as a stall (TestRandomSweep seed 54's trial
+			// 26: the bound 3.03 → 2.70 over 90 steps before the
+			// validation). After a validation only a fall within
+			// wideFall of the gap ends the run: a larger one is Newton
+			// coming back from the entries just added (`separated` n =
+			// 10,000, seed 4: 1.07 → 0.95 from a gap of 0.34; stopped
+			// there, the next validation took the candidates from 9.3
+			// to 13.7 M). Measured (docs/PERFORMANCE.md, session of
+			// 2026-11-29, 08:09– UTC): seed 54's trial 26 436 → 286
+			// iterations, 14.4 → 7.7 s; 480 sweep instances 30,630 →
+			// 30,127 iterations, 14 moved, one of them up.
 			// TestLPOnlyLargeWideDrift.
-			falls := lpDriftFalls
-			if !narrow {
-				falls = wideDriftFalls
-			}
 			afterValidation := !narrow && validated
 			best, last := math.Inf(-1), math.Inf(-1)
 			fell := driftStop(nil, func() float64 {
 				last = s.lowerDense()
 				best = max(best, last)
 				return last
-			}, falls)
+			}, lpDriftFalls)
 			drifted = new(bool)
 			inner := bstop
 			bstop = func() bool {

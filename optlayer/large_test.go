@@ -396,10 +396,10 @@ func TestLPOnlyLargeStall(t *testing.T) {
 }
 
 // TestLPOnlyLargeWideDrift: lpLarge's Phase B runs on candidates wider than
-// the narrow ones also end when the dual's own bound falls wideDriftFalls
+// the narrow ones also end when the dual's own bound falls lpDriftFalls
 // times in a row (driftStop), and validate there. The instance is trial 7
 // of the random sweep of seed 15 (n = 2500, M = 10, d = 64, separated
-// class means, ϑ = 0.828 × median): 197 iterations with the stop, 257
+// class means, ϑ = 0.828 × median): 180 iterations with the stop, 257
 // without.
 func TestLPOnlyLargeWideDrift(t *testing.T) {
 	if testing.Short() {
