@@ -883,12 +883,13 @@ func solveInstance(in *instance, cfg config) *Result {
 
 // driftStop extends stop (nil: none) for lpLarge's last stage above the
 // target ε, which only has to bring the duals near the path (and for Phase
-// B's first narrow Newton run): every lpDriftEvery calls (Newton calls stop
-// after each step whose line search succeeds) it reads the dual's own bound
+// B's first narrow Newton run, its later runs, narrow or wide, and Phase
+// C's narrow stages): every lpDriftEvery calls (Newton calls stop after
+// each step whose line search succeeds) it reads the dual's own bound
 // (bound: the dense lower bound) and ends the stage after falls falls in a
 // row (lpDriftFalls for that stage), once the bound has been positive in
-// the stage. On capped candidates near the
-// pooled radius that stage drifts: on `separated` n = 3000 at ϑ = 0.8 ×
+// the stage. On capped candidates near the pooled radius that stage
+// drifts: on `separated` n = 3000 at ϑ = 0.8 ×
 // median the bound rose to 0.29 in 30 steps, then fell for the rest of the
 // stage's 100+ steps. Measured (docs/PERFORMANCE.md): that family at 0.8 ×
 // n = 3000 (seeds 4, 11, 12) 378 / 387 / 444 → 234 / 283 / 266 iterations,
