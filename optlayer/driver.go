@@ -533,9 +533,19 @@ func solveInstance(in *instance, cfg config) *Result {
 			// three left one uncertified.
 			bstop = driftStop(lpStop, s.lowerDense, narrowDriftFalls)
 		}
+		// bound: the dual's dense bound, one pass per Newton step at most
+		// (stallStop reads it every 20 steps and the drift stop below
+		// every 10: both at the same step otherwise)
+		step, boundStep, boundAt := 0, -1, 0.0
+		bound := func() float64 {
+			if boundStep != step {
+				boundStep, boundAt = step, s.lowerDense()
+			}
+			return boundAt
+		}
 		var stalled *bool
 		if lpLarge && !early && !cfg.noStall {
-			bstop, stalled = stallStop(bstop, s.residual, s.lowerDense)
+			bstop, stalled = stallStop(bstop, s.residual, bound)
 		}
 		var drifted *bool
 		if lpLarge && !early && (narrow && !cfg.noBDrift || !narrow && !cfg.noWideDrift) {
@@ -569,7 +579,7 @@ func solveInstance(in *instance, cfg config) *Result {
 			afterValidation := !narrow && validated
 			best, last := math.Inf(-1), math.Inf(-1)
 			fell := driftStop(nil, func() float64 {
-				last = s.lowerDense()
+				last = bound()
 				best = max(best, last)
 				return last
 			}, lpDriftFalls)
@@ -581,6 +591,12 @@ func solveInstance(in *instance, cfg config) *Result {
 				}
 				*drifted = fell() && (!afterValidation || best-last <= wideFall*(res.Objective-best))
 				return *drifted
+			}
+		}
+		if counted := bstop; counted != nil {
+			bstop = func() bool {
+				step++ // a new dual: bound reads it afresh
+				return counted()
 			}
 		}
 		steps, failed := s.newton(cfg, cfg.maxIter-it, tol, bstop)
