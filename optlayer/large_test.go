@@ -316,7 +316,8 @@ func TestLPOnlyLargeRegrow(t *testing.T) {
 // at ϑ = 0.7 × median, seed 66: the narrow run converged at ε = 1e-3 while
 // the bound fell 1.182 → 1.148, and Newton on the union from there took
 // 130 steps; certified in 301 iterations with both, 435 without (267 and
-// 393 since Phase B's early hand-over, TestLPOnlyLargeEarlyHand).
+// 393 after Phase B's early hand-over, TestLPOnlyLargeEarlyHand; 276 and
+// 379 on main b4cf151, 2026-11-29, with the solver changes since).
 func TestLPOnlyLargeNarrowB(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 3000, two solves")
@@ -382,8 +383,9 @@ func TestLPOnlyLargeCSweep(t *testing.T) {
 // run is the narrow candidates' after the first look, which now also ends
 // on the falling bound (driftStop; 244 iterations with both stops, and
 // 244 with that one alone), so the stall stop is measured without it
-// (279 iterations with the stall stop, 400 without; 281 and 392 since
-// Phase B ends runs of no steps and hands over after small validations).
+// (279 iterations with the stall stop, 400 without; 281 and 392 after
+// Phase B ended runs of no steps and handed over after small validations;
+// 271 and 398 on main b4cf151, 2026-11-29, with the solver changes since).
 func TestLPOnlyLargeStall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 1100, two solves")
