@@ -117,6 +117,11 @@ type state struct {
 	// (coarse.go), with its factor and scratch
 	coarse bool
 	cs     coarseSpace
+	// colFull: per position, the column's entries are all n rows in order
+	// (colRi[q] is nil and colGv[q] holds n values, zeros included:
+	// loadState's comment); only in Newton's states of solves above kktMax
+	colFull []bool
+	fullOK  bool // loadState may store full columns so
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
@@ -149,6 +154,14 @@ var expCutLog = math.Exp(-cutLog)
 // With costs the state also holds each entry's cost (cv), which only VJP
 // reads: Newton's states and an unconverged snapshot go without (at
 // n = 10,000 in the band below the pooled radius, 29 M entries: 232 MB).
+//
+// Newton's states of a solve above kktMax store a full candidate column
+// (every row, kernel.go's kfull) as n values in row order, zeros where γ is
+// negligible, with no row indices (colFull): the operator's products read
+// them as dense vectors, with the same sums in the same order as over the
+// entries. (The direct solve, the dense assembly and VJP, which read the
+// entries one by one, never see such a state: they need n ≤ kktMax, or a
+// snapshot, which is loaded without newton.)
 func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool) *state {
 	n, M := s.n, s.M
 	st := dst
@@ -171,6 +184,11 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 		}
 	}
 	st.eps, st.cgTol, st.resid = s.eps, cgTol, resid
+	st.fullOK = newton && n > kktMax && !s.noFullOp
+	if len(st.colFull) != n {
+		st.colFull = make([]bool, n)
+	}
+	clear(st.colFull)
 	st.par, st.tm = s.par, s.tm
 	st.lam = append(st.lam[:0], s.lam...)
 	st.alpha = append(st.alpha[:0], s.alpha...)
@@ -260,6 +278,9 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 	for q := range st.colRi {
 		a, b := st.cp[q], st.cp[q+1]
 		st.colRi[q], st.colGv[q] = st.ri[a:b:b], st.gv[a:b:b]
+		if st.colFull[q] {
+			st.colRi[q] = nil
+		}
 	}
 	if len(st.dg) != n {
 		st.dg = make([]float64, n)
@@ -342,6 +363,34 @@ func (s *solver) loadClass(m int, st *state, ri []int32, gv, cv []float64, costs
 		var cs, qc float64
 		if rows != nil {
 			rows = rows[:len(kr)]
+		}
+		full := st.fullOK && rows == nil && len(kr) == n
+		st.colFull[q] = full
+		if full {
+			// the column as n values in row order (loadState's comment);
+			// the sums skip what the entries' loop below skips
+			g := gv[nz : nz+n]
+			for i, kv := range kr {
+				x := kv * um[i] * vq
+				if kv == 0 || x < tiny {
+					g[i] = 0
+					continue
+				}
+				g[i] = x
+				c := cr[i]
+				cs += x
+				xc := x * c
+				qc += xc
+				S2 += xc * c
+				pm[i] += x
+				pcm[i] += xc
+			}
+			nz += n
+			st.cp[q+1] = nz
+			st.colsum[q] = cs
+			st.qc[q] = qc
+			S += qc
+			continue
 		}
 		for k, kv := range kr {
 			if kv == 0 {
@@ -588,12 +637,27 @@ func (st *state) rowProductsClass(m int, x, rg []float64) {
 	for i := range rm {
 		rm[i] = 0
 	}
-	for q := st.off[m]; q < st.off[m+1]; q++ {
+	full := st.colFull
+	for q, end := st.off[m], st.off[m+1]; q < end; q++ {
+		if q+4 <= end && full[q] && full[q+1] && full[q+2] && full[q+3] {
+			// four full columns in one pass over rm, each row's sum
+			// still taken column after column
+			axpy4Seq(rm, st.colGv[q:q+4], x[q:q+4])
+			q += 3
+			continue
+		}
 		xq := x[q]
 		if xq == 0 {
 			continue
 		}
 		ri, gv := st.colRi[q], st.colGv[q]
+		if full[q] {
+			gv = gv[:len(rm)]
+			for i, v := range gv {
+				rm[i] += v * xq
+			}
+			continue
+		}
 		gv = gv[:len(ri)]
 		for k, i := range ri {
 			rm[i] += gv[k] * xq
@@ -603,6 +667,9 @@ func (st *state) rowProductsClass(m int, x, rg []float64) {
 
 // colDot returns Σ_i γ(i, j_q) a(i) for column position q (a of length n).
 func (st *state) colDot(q int, a []float64) float64 {
+	if st.colFull[q] {
+		return dotSeq(st.colGv[q], a)
+	}
 	ri, gv := st.colRi[q], st.colGv[q]
 	gv = gv[:len(ri)]
 	var s float64
@@ -610,6 +677,74 @@ func (st *state) colDot(q int, a []float64) float64 {
 		s += gv[k] * a[i]
 	}
 	return s
+}
+
+// dotSeq returns Σ_i x(i) y(i) summed in index order (a full column's
+// colDot: the same order as over its entries).
+func dotSeq(x, y []float64) float64 {
+	y = y[:len(x)]
+	var s float64
+	for i, v := range x {
+		s += v * y[i]
+	}
+	return s
+}
+
+// dot4Seq sets out[c] = Σ_i x[c](i) y(i) for c < 4, each sum in index order
+// (dotSeq's), the four interleaved: one sum's additions wait for each other,
+// four do not.
+func dot4Seq(out []float64, x [][]float64, y []float64) {
+	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
+	x0, x1, x2, x3 = x0[:len(y)], x1[:len(y)], x2[:len(y)], x3[:len(y)]
+	var s0, s1, s2, s3 float64
+	for i, v := range y {
+		s0 += x0[i] * v
+		s1 += x1[i] * v
+		s2 += x2[i] * v
+		s3 += x3[i] * v
+	}
+	out[0], out[1], out[2], out[3] = s0, s1, s2, s3
+}
+
+// dot4Sparse sets out[c] = Σ_k gv[c][k] a(ri[c][k]) for c < 4, each sum in
+// its entries' order (colDot's), the four interleaved over their common
+// length.
+func dot4Sparse(out []float64, ri [][]int32, gv [][]float64, a []float64) {
+	r0, r1, r2, r3 := ri[0], ri[1], ri[2], ri[3]
+	g0, g1, g2, g3 := gv[0][:len(r0)], gv[1][:len(r1)], gv[2][:len(r2)], gv[3][:len(r3)]
+	k := min(len(r0), len(r1), len(r2), len(r3))
+	var s0, s1, s2, s3 float64
+	for j := 0; j < k; j++ {
+		s0 += g0[j] * a[r0[j]]
+		s1 += g1[j] * a[r1[j]]
+		s2 += g2[j] * a[r2[j]]
+		s3 += g3[j] * a[r3[j]]
+	}
+	for j := k; j < len(r0); j++ {
+		s0 += g0[j] * a[r0[j]]
+	}
+	for j := k; j < len(r1); j++ {
+		s1 += g1[j] * a[r1[j]]
+	}
+	for j := k; j < len(r2); j++ {
+		s2 += g2[j] * a[r2[j]]
+	}
+	for j := k; j < len(r3); j++ {
+		s3 += g3[j] * a[r3[j]]
+	}
+	out[0], out[1], out[2], out[3] = s0, s1, s2, s3
+}
+
+// axpy4Seq adds x[c]·a[c] to y for c = 0, 1, 2, 3 in that order, element
+// by element: the same sums as four passes over y, in one. (A zero a[c]
+// adds zeros, which leave every sum as it was.)
+func axpy4Seq(y []float64, x [][]float64, a []float64) {
+	x0, x1, x2, x3 := x[0], x[1], x[2], x[3]
+	x0, x1, x2, x3 = x0[:len(y)], x1[:len(y)], x2[:len(y)], x3[:len(y)]
+	a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+	for i, v := range y {
+		y[i] = v + x0[i]*a0 + x1[i]*a1 + x2[i]*a2 + x3[i]*a3
+	}
 }
 
 // colDots sets out[q] = Σ_i γ(i, j_q) a(i) for the column positions q of
@@ -622,7 +757,20 @@ func (st *state) colDots(m int, a, out []float64) {
 		}
 		return
 	}
-	for q := st.off[m]; q < st.off[m+1]; q++ {
+	full := st.colFull
+	for q, end := st.off[m], st.off[m+1]; q < end; q++ {
+		if q+4 <= end && full[q] && full[q+1] && full[q+2] && full[q+3] {
+			// four full columns in one pass over a: four independent
+			// sums, each in row order
+			dot4Seq(out[q:q+4], st.colGv[q:q+4], a)
+			q += 3
+			continue
+		}
+		if q+4 <= end && !full[q] && !full[q+1] && !full[q+2] && !full[q+3] {
+			dot4Sparse(out[q:q+4], st.colRi[q:q+4], st.colGv[q:q+4], a)
+			q += 3
+			continue
+		}
 		out[q] = st.colDot(q, a)
 	}
 }

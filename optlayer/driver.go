@@ -264,6 +264,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		s.tm = newTeam()
 		defer s.tm.close()
 	}
+	s.noFullOp = cfg.noFullOp
 	if cfg.lmReg != 0 {
 		s.lmReg = cfg.lmReg
 	}

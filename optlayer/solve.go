@@ -147,6 +147,7 @@ type solver struct {
 	bzLam               []float64 // per class: the λ of it
 	holdEps             float64   // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above lpLargeMin)
 	coarse              bool      // Newton's CG adds the class coarse space to its preconditioner (coarse.go; LPOnly above lpLargeMin)
+	noFullOp            bool      // tests only: Newton's operator stores full columns as entries (loadState)
 	adaptLM             bool      // Newton adapts its Levenberg–Marquardt term at small residuals (newton.go, lmAdapt; LPOnly above lpLargeMin)
 	lmReg               float64
 	cover               bool      // selections keep every row's coverK least reduced costs per class (kernel.go; lpLarge)
