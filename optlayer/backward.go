@@ -366,31 +366,11 @@ func (s *solver) loadClass(m int, st *state, ri []int32, gv, cv []float64, costs
 		}
 		full := st.fullOK && rows == nil && len(kr) == n
 		st.colFull[q] = full
+		var g []float64
 		if full {
-			// the column as n values in row order (loadState's comment);
-			// the sums skip what the entries' loop below skips
-			g := gv[nz : nz+n]
-			for i, kv := range kr {
-				x := kv * um[i] * vq
-				if kv == 0 || x < tiny {
-					g[i] = 0
-					continue
-				}
-				g[i] = x
-				c := cr[i]
-				cs += x
-				xc := x * c
-				qc += xc
-				S2 += xc * c
-				pm[i] += x
-				pcm[i] += xc
-			}
-			nz += n
-			st.cp[q+1] = nz
-			st.colsum[q] = cs
-			st.qc[q] = qc
-			S += qc
-			continue
+			// the column as n values in row order (loadState's comment)
+			g = gv[nz : nz+n]
+			clear(g)
 		}
 		for k, kv := range kr {
 			if kv == 0 {
@@ -405,17 +385,24 @@ func (s *solver) loadClass(m int, st *state, ri []int32, gv, cv []float64, costs
 				continue
 			}
 			c := cr[k]
-			ri[nz], gv[nz] = i, x
-			if costs {
-				cv[nz] = c
+			if full {
+				g[k] = x
+			} else {
+				ri[nz], gv[nz] = i, x
+				if costs {
+					cv[nz] = c
+				}
+				nz++
 			}
-			nz++
 			cs += x
 			xc := x * c
 			qc += xc
 			S2 += xc * c
 			pm[i] += x
 			pcm[i] += xc
+		}
+		if full {
+			nz += n
 		}
 		st.cp[q+1] = nz
 		st.colsum[q] = cs
