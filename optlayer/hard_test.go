@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -227,24 +229,36 @@ func TestExportHard(t *testing.T) {
 		for _, kind := range hardBenchKinds {
 			p := hardProblem(kind, *hardSeed, n, 10)
 			d := filepath.Join(*hardExport, fmt.Sprintf("%s_%d", kind, n))
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			y := make([]int64, n)
-			for i, l := range p.Labels {
-				y[i] = int64(l)
-			}
-			if err := npy.WriteFloat64(filepath.Join(d, "X.npy"), p.Features, n, p.Dim); err != nil {
-				t.Fatal(err)
-			}
-			if err := npy.WriteInt64(filepath.Join(d, "y.npy"), y); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(d, "theta.txt"), []byte(fmt.Sprintf("%.17g\n", p.Theta[0])), 0o644); err != nil {
+			if err := exportInstance(d, p.Features, p.Dim, p.Labels, p.Theta); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+}
+
+// exportInstance writes an instance for drknn-lfd: dir/X.npy (the n×d
+// features), dir/y.npy (the labels) and dir/theta.txt (the radii, comma
+// separated: -theta $(cat dir/theta.txt)).
+func exportInstance(dir string, x []float64, d int, labels []int, theta []float64) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	n := len(labels)
+	y := make([]int64, n)
+	for i, l := range labels {
+		y[i] = int64(l)
+	}
+	if err := npy.WriteFloat64(filepath.Join(dir, "X.npy"), x, n, d); err != nil {
+		return err
+	}
+	if err := npy.WriteInt64(filepath.Join(dir, "y.npy"), y); err != nil {
+		return err
+	}
+	ts := make([]string, len(theta))
+	for m, v := range theta {
+		ts[m] = strconv.FormatFloat(v, 'g', 17, 64)
+	}
+	return os.WriteFile(filepath.Join(dir, "theta.txt"), []byte(strings.Join(ts, ",")+"\n"), 0o644)
 }
 
 // everyClassLabels returns n labels in 0…M−1: points 0…M−1 get one class

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -28,16 +29,24 @@ var (
 	sweepN     = flag.Int("sweep-n", 30, "TestRandomSweep: number of instances")
 	sweepSizes = flag.String("sweep-sizes", "1100,1500,2000,2500,3000", "TestRandomSweep: the sizes n drawn from")
 	sweepOnly  = flag.Int("sweep-only", -1, "TestRandomSweep: solve only this trial (0-based)")
+	sweepOut   = flag.String("sweep-export", "", "TestRandomSweep: write each trial as .npy to this directory for drknn-lfd instead of solving it")
 )
 
 // sweepProblem draws trial k's instance of a sweep and describes it.
 func sweepProblem(rng *rand.Rand, sizes []int) (*Problem, string) {
+	p, desc, _, _ := sweepInstance(rng, sizes)
+	return p, desc
+}
+
+// sweepInstance is sweepProblem with the features its costs come from (n×d,
+// Euclidean).
+func sweepInstance(rng *rand.Rand, sizes []int) (p *Problem, desc string, x []float64, d int) {
 	n := sizes[rng.Intn(len(sizes))]
 	M := 2 + rng.Intn(9)
-	d := []int{2, 16, 64}[rng.Intn(3)]
+	d = []int{2, 16, 64}[rng.Intn(3)]
 	family := []string{"gauss", "separated", "rounded", "heavy"}[rng.Intn(4)]
 	labels := everyClassLabels(rng, n, M)
-	x := normalPoints(rng, n, d)
+	x = normalPoints(rng, n, d)
 	switch family {
 	case "separated":
 		shiftClassMeans(rng, x, labels, M, d)
@@ -60,7 +69,7 @@ func sweepProblem(rng *rand.Rand, sizes []int) (*Problem, string) {
 		rel = 0.3 + 0.6*rng.Float64() // the band below the pooled radius, where the solves are hard
 	}
 	theta := []float64{rel * med}
-	desc := fmt.Sprintf("n=%d M=%d d=%d %s rel=%.3g", n, M, d, family, rel)
+	desc = fmt.Sprintf("n=%d M=%d d=%d %s rel=%.3g", n, M, d, family, rel)
 	if rng.Intn(3) == 0 {
 		theta = make([]float64, M)
 		for m := range theta {
@@ -68,7 +77,7 @@ func sweepProblem(rng *rand.Rand, sizes []int) (*Problem, string) {
 		}
 		desc += " per-class"
 	}
-	return &Problem{N: n, Cost: c, Labels: labels, Theta: theta}, desc
+	return &Problem{N: n, Cost: c, Labels: labels, Theta: theta}, desc, x, d
 }
 
 func TestRandomSweep(t *testing.T) {
@@ -83,8 +92,16 @@ func TestRandomSweep(t *testing.T) {
 	total, bad := 0, 0
 	t0 := time.Now()
 	for k := 0; k < *sweepN; k++ {
-		p, desc := sweepProblem(rng, sizes) // every trial draws, so -sweep-only K is trial K of the sweep
+		p, desc, x, d := sweepInstance(rng, sizes) // every trial draws, so -sweep-only K is trial K of the sweep
 		if *sweepOnly >= 0 && k != *sweepOnly {
+			continue
+		}
+		if *sweepOut != "" {
+			dir := filepath.Join(*sweepOut, fmt.Sprintf("sweep%d_%d", *sweepSeed, k))
+			if err := exportInstance(dir, x, d, p.Labels, p.Theta); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("trial %2d  %-40s  written to %s", k, desc, dir)
 			continue
 		}
 		t1 := time.Now()
