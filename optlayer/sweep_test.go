@@ -24,6 +24,11 @@ import (
 // radius where the solves are hard), per-class radii in one trial of three, and solves it
 // as drknn-lfd does without -grad-p (LPOnly). It prints one line per trial
 // and the totals, and fails if any trial ends uncertified.
+// With -sweep-export DIR it solves nothing and writes each trial (with
+// -sweep-only K, trial K) as DIR/sweep<seed>_<K>/X.npy, y.npy and theta.txt
+// for drknn-lfd, like TestExportHard:
+//
+//	drknn-lfd -features X.npy -labels y.npy -theta $(cat theta.txt) -out P.npy
 var (
 	sweepSeed  = flag.Int64("sweep-seed", 0, "TestRandomSweep: the seed of the random instances (0: skip)")
 	sweepN     = flag.Int("sweep-n", 30, "TestRandomSweep: number of instances")
