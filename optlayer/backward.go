@@ -122,6 +122,12 @@ type state struct {
 	// loadState's comment); only in Newton's states of solves above kktMax
 	colFull []bool
 	fullOK  bool // loadState may store full columns so
+	// short: the entries' rows are 16-bit (ri16, colRi16; ri and colRi
+	// unused): Newton's states of solves above kktMax with n ≤ 65,536,
+	// whose operator products stream 10 bytes an entry instead of 12
+	short   bool
+	ri16    []uint16
+	colRi16 [][]uint16
 }
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
@@ -185,6 +191,7 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 	}
 	st.eps, st.cgTol, st.resid = s.eps, cgTol, resid
 	st.fullOK = newton && n > kktMax && !s.noFullOp
+	st.short = st.fullOK && n <= math.MaxUint16+1 && !s.noShortRows
 	if len(st.colFull) != n {
 		st.colFull = make([]bool, n)
 	}
@@ -220,35 +227,52 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 		s.work[m] = base[m+1] - base[m]
 	}
 	lptOrder(s.lpt, s.work)
-	if c := base[M]; min(cap(st.ri), cap(st.gv)) < c {
+	if c := base[M]; min(st.rowCap(), cap(st.gv)) < c {
 		// the old arrays go first, with the columns' slices into them
-		st.ri, st.gv, st.cv = nil, nil, nil
+		st.ri, st.ri16, st.gv, st.cv = nil, nil, nil, nil
 		clear(st.colRi)
+		clear(st.colRi16)
 		clear(st.colGv)
-		st.ri, st.gv = make([]int32, c), make([]float64, c)
+		if st.short {
+			st.ri16 = make([]uint16, c)
+		} else {
+			st.ri = make([]int32, c)
+		}
+		st.gv = make([]float64, c)
 	}
-	c0 := min(cap(st.ri), cap(st.gv))
+	c0 := min(st.rowCap(), cap(st.gv))
 	if !costs {
 		st.cv = nil
 	} else if cap(st.cv) < c0 {
 		st.cv = make([]float64, c0)
 	}
-	ri, gv, cv := st.ri[:c0], st.gv[:c0], st.cv[:cap(st.cv)]
+	var ri []int32
+	var ri16 []uint16
+	if st.short {
+		ri16 = st.ri16[:c0]
+	} else {
+		ri = st.ri[:c0]
+	}
+	gv, cv := st.gv[:c0], st.cv[:cap(st.cv)]
 	if len(st.cnt) != M {
 		st.cnt = make([]int, M)
 	}
 	st.cp[0] = 0
 	if s.par {
-		s.tm.forClassesW(M, s.lpt, func(m, _ int) { s.loadClass(m, st, ri, gv, cv, costs) })
+		s.tm.forClassesW(M, s.lpt, func(m, _ int) { s.loadClass(m, st, ri, ri16, gv, cv, costs) })
 	} else {
 		for m := 0; m < M; m++ {
-			s.loadClass(m, st, ri, gv, cv, costs)
+			s.loadClass(m, st, ri, ri16, gv, cv, costs)
 		}
 	}
 	nz := 0
 	for m := 0; m < M; m++ {
 		if b, c := base[m], st.cnt[m]; b != nz {
-			copy(ri[nz:nz+c], ri[b:b+c])
+			if st.short {
+				copy(ri16[nz:nz+c], ri16[b:b+c])
+			} else {
+				copy(ri[nz:nz+c], ri[b:b+c])
+			}
 			copy(gv[nz:nz+c], gv[b:b+c])
 			if costs {
 				copy(cv[nz:nz+c], cv[b:b+c])
@@ -264,7 +288,12 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 			st.L++
 		}
 	}
-	st.ri, st.gv = ri[:nz], gv[:nz]
+	if st.short {
+		st.ri16 = ri16[:nz]
+	} else {
+		st.ri = ri[:nz]
+	}
+	st.gv = gv[:nz]
 	if costs {
 		st.cv = cv[:nz]
 	}
@@ -272,14 +301,27 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 		st.lpt = make([]int, M)
 	}
 	lptOrder(st.lpt, st.cnt)
-	if len(st.colRi) != n {
-		st.colRi, st.colGv = make([][]int32, n), make([][]float64, n)
+	if len(st.colGv) != n {
+		st.colGv = make([][]float64, n)
 	}
-	for q := range st.colRi {
+	if st.short && len(st.colRi16) != n {
+		st.colRi16 = make([][]uint16, n)
+	}
+	if !st.short && len(st.colRi) != n {
+		st.colRi = make([][]int32, n)
+	}
+	for q := range st.colGv {
 		a, b := st.cp[q], st.cp[q+1]
-		st.colRi[q], st.colGv[q] = st.ri[a:b:b], st.gv[a:b:b]
-		if st.colFull[q] {
+		st.colGv[q] = st.gv[a:b:b]
+		switch {
+		case st.colFull[q] && st.short:
+			st.colRi16[q] = nil
+		case st.colFull[q]:
 			st.colRi[q] = nil
+		case st.short:
+			st.colRi16[q] = st.ri16[a:b:b]
+		default:
+			st.colRi[q] = st.ri[a:b:b]
 		}
 	}
 	if len(st.dg) != n {
@@ -333,10 +375,10 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 }
 
 // loadClass is loadState's pass over class m: its entries written from
-// st.base[m] into ri, gv (and cv with costs), their count in st.cnt[m], its
+// st.base[m] into ri (ri16 when st.short), gv (and cv with costs), their count in st.cnt[m], its
 // columns' ends (from st.base[m]: loadState moves them), column sums, row
 // sums and budget moments.
-func (s *solver) loadClass(m int, st *state, ri []int32, gv, cv []float64, costs bool) {
+func (s *solver) loadClass(m int, st *state, ri []int32, ri16 []uint16, gv, cv []float64, costs bool) {
 	n := s.n
 	pm := st.p[m*n : (m+1)*n]
 	pcm := st.pc[m*n : (m+1)*n]
@@ -388,7 +430,12 @@ func (s *solver) loadClass(m int, st *state, ri []int32, gv, cv []float64, costs
 			if full {
 				g[k] = x
 			} else {
-				ri[nz], gv[nz] = i, x
+				if ri16 != nil {
+					ri16[nz] = uint16(i)
+				} else {
+					ri[nz] = i
+				}
+				gv[nz] = x
 				if costs {
 					cv[nz] = c
 				}
@@ -637,27 +684,51 @@ func (st *state) rowProductsClass(m int, x, rg []float64) {
 		if xq == 0 {
 			continue
 		}
-		ri, gv := st.colRi[q], st.colGv[q]
-		if full[q] {
+		gv := st.colGv[q]
+		switch {
+		case full[q]:
 			gv = gv[:len(rm)]
 			for i, v := range gv {
 				rm[i] += v * xq
 			}
-			continue
-		}
-		gv = gv[:len(ri)]
-		for k, i := range ri {
-			rm[i] += gv[k] * xq
+		case st.short:
+			scatterAdd(rm, st.colRi16[q], gv, xq)
+		default:
+			scatterAdd(rm, st.colRi[q], gv, xq)
 		}
 	}
 }
 
+// scatterAdd adds gv[k]·xq to rm[ri[k]] for each entry k, in order.
+func scatterAdd[I int32 | uint16](rm []float64, ri []I, gv []float64, xq float64) {
+	gv = gv[:len(ri)]
+	for k, i := range ri {
+		rm[i] += gv[k] * xq
+	}
+}
+
+// rowCap is the capacity of the entries' row array in use (ri16 when
+// st.short, else ri).
+func (st *state) rowCap() int {
+	if st.short {
+		return cap(st.ri16)
+	}
+	return cap(st.ri)
+}
+
 // colDot returns Σ_i γ(i, j_q) a(i) for column position q (a of length n).
 func (st *state) colDot(q int, a []float64) float64 {
-	if st.colFull[q] {
+	switch {
+	case st.colFull[q]:
 		return dotSeq(st.colGv[q], a)
+	case st.short:
+		return dotSparse(st.colRi16[q], st.colGv[q], a)
 	}
-	ri, gv := st.colRi[q], st.colGv[q]
+	return dotSparse(st.colRi[q], st.colGv[q], a)
+}
+
+// dotSparse returns Σ_k gv[k] a(ri[k]) summed in entry order.
+func dotSparse[I int32 | uint16](ri []I, gv, a []float64) float64 {
 	gv = gv[:len(ri)]
 	var s float64
 	for k, i := range ri {
@@ -696,7 +767,7 @@ func dot4Seq(out []float64, x [][]float64, y []float64) {
 // dot4Sparse sets out[c] = Σ_k gv[c][k] a(ri[c][k]) for c < 4, each sum in
 // its entries' order (colDot's), the four interleaved over their common
 // length.
-func dot4Sparse(out []float64, ri [][]int32, gv [][]float64, a []float64) {
+func dot4Sparse[I int32 | uint16](out []float64, ri [][]I, gv [][]float64, a []float64) {
 	r0, r1, r2, r3 := ri[0], ri[1], ri[2], ri[3]
 	g0, g1, g2, g3 := gv[0][:len(r0)], gv[1][:len(r1)], gv[2][:len(r2)], gv[3][:len(r3)]
 	k := min(len(r0), len(r1), len(r2), len(r3))
@@ -754,7 +825,11 @@ func (st *state) colDots(m int, a, out []float64) {
 			continue
 		}
 		if q+4 <= end && !full[q] && !full[q+1] && !full[q+2] && !full[q+3] {
-			dot4Sparse(out[q:q+4], st.colRi[q:q+4], st.colGv[q:q+4], a)
+			if st.short {
+				dot4Sparse(out[q:q+4], st.colRi16[q:q+4], st.colGv[q:q+4], a)
+			} else {
+				dot4Sparse(out[q:q+4], st.colRi[q:q+4], st.colGv[q:q+4], a)
+			}
 			q += 3
 			continue
 		}

@@ -265,6 +265,7 @@ func solveInstance(in *instance, cfg config) *Result {
 		defer s.tm.close()
 	}
 	s.noFullOp = cfg.noFullOp
+	s.noShortRows = cfg.noShortRows
 	if cfg.lmReg != 0 {
 		s.lmReg = cfg.lmReg
 	}

@@ -148,6 +148,7 @@ type solver struct {
 	holdEps             float64   // at ε ≤ holdEps Newton keeps a warm λ_m > 0 (no budget restore; LPOnly above lpLargeMin)
 	coarse              bool      // Newton's CG adds the class coarse space to its preconditioner (coarse.go; LPOnly above lpLargeMin)
 	noFullOp            bool      // tests only: Newton's operator stores full columns as entries (loadState)
+	noShortRows         bool      // tests only: Newton's operator keeps 32-bit rows (loadState)
 	adaptLM             bool      // Newton adapts its Levenberg–Marquardt term at small residuals (newton.go, lmAdapt; LPOnly above lpLargeMin)
 	lmReg               float64
 	cover               bool      // selections keep every row's coverK least reduced costs per class (kernel.go; lpLarge)
