@@ -165,9 +165,11 @@ var expCutLog = math.Exp(-cutLog)
 // (every row, kernel.go's kfull) as n values in row order, zeros where γ is
 // negligible, with no row indices (colFull): the operator's products read
 // them as dense vectors, with the same sums in the same order as over the
-// entries. (The direct solve, the dense assembly and VJP, which read the
-// entries one by one, never see such a state: they need n ≤ kktMax, or a
-// snapshot, which is loaded without newton.)
+// entries. With n ≤ 65,536 such a state stores its other entries' rows as
+// 16-bit values (short, ri16): the products stream 10 bytes an entry, not
+// 12, and sum the same. (The direct solve, the dense assembly and VJP, which
+// read the entries one by one, never see such a state: they need n ≤
+// kktMax, or a snapshot, which is loaded without newton.)
 func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool) *state {
 	n, M := s.n, s.M
 	st := dst
@@ -375,9 +377,9 @@ func (s *solver) loadState(dst *state, cgTol, resid float64, newton, costs bool)
 }
 
 // loadClass is loadState's pass over class m: its entries written from
-// st.base[m] into ri (ri16 when st.short), gv (and cv with costs), their count in st.cnt[m], its
-// columns' ends (from st.base[m]: loadState moves them), column sums, row
-// sums and budget moments.
+// st.base[m] into ri (ri16 when st.short), gv (and cv with costs), their
+// count in st.cnt[m], its columns' ends (from st.base[m]: loadState moves
+// them), column sums, row sums and budget moments.
 func (s *solver) loadClass(m int, st *state, ri []int32, ri16 []uint16, gv, cv []float64, costs bool) {
 	n := s.n
 	pm := st.p[m*n : (m+1)*n]
