@@ -266,6 +266,7 @@ func solveInstance(in *instance, cfg config) *Result {
 	}
 	s.noFullOp = cfg.noFullOp
 	s.noShortRows = cfg.noShortRows
+	s.rowBlock = cfg.rowBlock
 	if cfg.lmReg != 0 {
 		s.lmReg = cfg.lmReg
 	}

@@ -108,11 +108,12 @@ func TestInterleavedSums(t *testing.T) {
 }
 
 // TestFullColumnOperator: Newton's operator over full columns stored as
-// dense vectors (loadState, colFull) and over 16-bit rows (st.short) gives
-// the same solve, bit for bit, as over 32-bit entries: the same iterations,
-// bounds, P and regularised solution. n = 700 > kktMax starts dense (n ≤
-// candFull), so its Newton steps take the full columns, and the columns its
-// selections narrow take the 16-bit rows.
+// dense vectors (loadState, colFull), over 16-bit rows (st.short) and with
+// its row products in row blocks (st.blocked, here blocks of 117 rows)
+// gives the same solve, bit for bit, as over 32-bit entries: the same
+// iterations, bounds, P and regularised solution. n = 700 > kktMax starts
+// dense (n ≤ candFull), so its Newton steps take the full columns, and the
+// columns its selections narrow take the 16-bit rows.
 func TestFullColumnOperator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("n = 700, two solves")
@@ -123,9 +124,9 @@ func TestFullColumnOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	// k = 0: full columns and 16-bit rows; 1: full columns, 32-bit rows;
-	// 2: 32-bit entries only
-	var res [3]*Result
-	var full, short, cols [3]int
+	// 2: 32-bit entries only; 3: as 0, in row blocks
+	var res [4]*Result
+	var full, short, cols, blocked [4]int
 	for k := range res {
 		cfg, err := (&Settings{}).config(in)
 		if err != nil {
@@ -133,8 +134,14 @@ func TestFullColumnOperator(t *testing.T) {
 		}
 		cfg.noShortRows = k == 1
 		cfg.noFullOp = k == 2
+		if k == 3 {
+			cfg.rowBlock = 128
+		}
 		cfg.trace = func(_ int, s *solver, _ float64) {
 			if st := s.nst; st != nil {
+				if st.blocked {
+					blocked[k]++
+				}
 				for q, f := range st.colFull {
 					switch {
 					case f:
@@ -151,13 +158,13 @@ func TestFullColumnOperator(t *testing.T) {
 			t.Fatalf("configuration %d: status %v", k, res[k].Status)
 		}
 	}
-	t.Logf("Newton's states' columns: %d full and %d with 16-bit rows of %d (%d / %d with 32-bit rows, %d full without full columns)",
-		full[0], short[0], cols[0], full[1], short[1], full[2])
-	if full[0] == 0 || short[0] == 0 || short[1] != 0 || full[2] != 0 || short[2] != 0 {
+	t.Logf("Newton's states' columns: %d full and %d with 16-bit rows of %d (%d / %d with 32-bit rows, %d full without full columns); %d states in row blocks",
+		full[0], short[0], cols[0], full[1], short[1], full[2], blocked[3])
+	if full[0] == 0 || short[0] == 0 || short[1] != 0 || full[2] != 0 || short[2] != 0 || blocked[0] != 0 || blocked[3] == 0 {
 		t.Fatalf("full / 16-bit columns %d / %d, %d / %d, %d / %d: the operators were not compared",
 			full[0], short[0], full[1], short[1], full[2], short[2])
 	}
-	for k := 1; k < 3; k++ {
+	for k := 1; k < len(res); k++ {
 		a, b := res[0], res[k]
 		if a.Iterations != b.Iterations || a.Objective != b.Objective || a.LowerBound != b.LowerBound || a.RegValue != b.RegValue {
 			t.Fatalf("full columns, 16-bit rows: %d iterations, bounds %.17g / %.17g, regularised %.17g; configuration %d: %d, %.17g / %.17g, %.17g",
