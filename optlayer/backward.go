@@ -153,9 +153,20 @@ type state struct {
 // more than they save (`separated`, seed 4, blocks of 2048 at every n:
 // n = 5000 19.1 → 20.9 s, n = 7000 36.4 → 37.5 s, n = 10,000 75.1 → 70.7
 // s).
+//
+// It is also blocked only when a column's segment holds blockMinSeg
+// entries on average (the sparse entries at least blockMinSeg·nb per sparse
+// column): with fewer, the segments' overhead and the copy outweigh the
+// gain, and short columns touch few cache lines anyway. Measured
+// (drknn-lfd, n = 10,000, blocks at any length): all MNIST test images at
+// 0.5 / 0.75 × median 12.5 / 38.6 → 13.1 / 40.4 s with 150–250 entries a
+// column in most states; `separated` seeds 4 / 11 / 12 78.7 / 64.6 / 43.3 →
+// 71.0 / 59.8 / 43.1 s, whose late states hold 400–900 / 500–700 / ≤ 400.
+// With the threshold: MNIST 12.6 / 37.5 s, `separated` 67.2 / 59.8 / 41.9 s.
 const (
 	rowBlock       = 2048
 	blockMinBlocks = 4
+	blockMinSeg    = 80
 )
 
 func (s *solver) snapshot(cfg config, resid float64) *state {
@@ -794,17 +805,27 @@ func (st *state) rowCap() int {
 // every class into row-block order (blockClass), the classes on the team.
 func (st *state) loadBlocks(s *solver) {
 	n, M := st.n, st.M
-	rb := rowBlock
+	rb, minSeg := rowBlock, blockMinSeg
 	if s.rowBlock > 0 {
-		rb = s.rowBlock
+		rb, minSeg = s.rowBlock, 0 // tests: every state with enough rows
 	}
-	st.blocked = st.short && n > blockMinBlocks*rb
+	nb := (n + rb - 1) / rb
+	// the sparse entries (all but the full columns' n values) and their
+	// columns
+	c, cols := len(st.gv), n
+	for _, f := range st.colFull {
+		if f {
+			c -= n
+			cols--
+		}
+	}
+	st.blocked = st.short && n > blockMinBlocks*rb && c >= minSeg*nb*cols
 	if !st.blocked {
 		st.bRi, st.bGv = nil, nil
 		return
 	}
-	st.nb = (n + rb - 1) / rb
-	st.bs = (n + st.nb - 1) / st.nb
+	st.nb = nb
+	st.bs = (n + nb - 1) / nb
 	if len(st.bOff) != M+1 {
 		st.bOff = make([]int, M+1)
 	}
@@ -813,13 +834,6 @@ func (st *state) loadBlocks(s *solver) {
 	}
 	if len(st.bSeg) != st.bOff[M] {
 		st.bSeg = make([]int, st.bOff[M])
-	}
-	// the sparse entries: all but the full columns' n values
-	c := len(st.gv)
-	for _, f := range st.colFull {
-		if f {
-			c -= n
-		}
 	}
 	if min(cap(st.bRi), cap(st.bGv)) < c {
 		st.bRi, st.bGv = nil, nil // the old arrays go first

@@ -270,7 +270,7 @@ type config struct {
 	noAdaptLM                  bool                               // tests only: lpLarge's Newton runs keep the plain Levenberg–Marquardt term lmReg·r (newton.go, lmAdapt)
 	noFullOp                   bool                               // tests only: Newton's operator stores full columns as entries (loadState)
 	noShortRows                bool                               // tests only: Newton's operator keeps 32-bit rows (loadState)
-	rowBlock                   int                                // tests only: the blocked operator's block size (0: rowBlock; loadBlocks)
+	rowBlock                   int                                // tests only: the blocked operator's block size, every state with enough rows blocked (0: rowBlock; loadBlocks)
 	noDistinct                 bool                               // tests only: no LP over the locations of copies (distinct.go)
 	valBudget                  int                                // tests only: validateMax of lpLarge's validations (0: the constant; < 0: no cap)
 	stop                       *stopper                           // the context's polls (cancel.go); nil: none
