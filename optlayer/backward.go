@@ -819,7 +819,7 @@ func (st *state) loadBlocks(s *solver) {
 			cols--
 		}
 	}
-	st.blocked = st.short && n > blockMinBlocks*rb && c >= minSeg*nb*cols
+	st.blocked = st.short && n > blockMinBlocks*rb && cols > 0 && c >= minSeg*nb*cols
 	if !st.blocked {
 		st.bRi, st.bGv = nil, nil
 		return
