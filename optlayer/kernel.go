@@ -420,14 +420,14 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 		s.thr[q] = thr
 		return n
 	}
+	if mode == selCost {
+		return s.selectCheapest(q, m, col, kmax, w)
+	}
 	key := w.key[:n]
 	am := s.alpha[m*n : (m+1)*n]
 	lam := s.lam[m]
-	cut := math.Inf(1)
-	if mode == selCost {
-		copy(key, col)
-	} else {
-		mn := math.Inf(1)
+	mn := math.Inf(1)
+	{
 		am, key := am[:len(col)], key[:len(col)]
 		for i, c := range col {
 			k := am[i] + lam*c
@@ -436,8 +436,8 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 				mn = k
 			}
 		}
-		cut = mn + width
 	}
+	cut := mn + width
 	if mode == selUnion {
 		for _, i := range s.kr[s.kp[q]:s.kp[q+1]] {
 			w.stamp[i] = int32(q + 1)
@@ -533,19 +533,6 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 			}
 		}
 	}
-	if mode == selCost {
-		// the bound needs keys, not costs
-		thr = math.Inf(1)
-		in := w.stamp
-		for _, i := range idx {
-			in[i] = -int32(q + 1)
-		}
-		for i, c := range col {
-			if in[i] != -int32(q+1) {
-				thr = min(thr, am[i]+lam*c)
-			}
-		}
-	}
 	if len(idx) == n {
 		// every row: a full column (no rows appended)
 		s.thr[q] = thr
@@ -559,6 +546,107 @@ func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) 
 	s.thr[q] = thr
 	w.idx = idx[:0]
 	return len(idx)
+}
+
+// selectCheapest is selectCol's selCost mode: the kmax cheapest rows of
+// column position q (class m, costs col), every zero-cost row when there
+// are more, ties to the smaller row; a column of kmax or more rows (kmax ≤
+// 0: no cap) is full. thr[q] is the least key of a row left out.
+//
+// The rows are chosen among those whose cost is at most a cut taken from a
+// sample of the column (costCut): when at least as many rows pass it as are
+// to be kept, every row that passes comes before every row that does not,
+// so topK among them picks the same rows as among all n; otherwise (rare)
+// among all n. At n = 10,000 with kmax = candK this took the first
+// selection from 2.3 to ≈ 0.5 CPU-s (docs/PERFORMANCE.md, session of
+// 2026-11-29, 17:15– UTC); TestSelectCheapest checks the rows against the
+// selection among all rows.
+func (s *solver) selectCheapest(q, m int, col []float64, kmax int, w *selWork) int {
+	n := s.n
+	am := s.alpha[m*n : (m+1)*n][:len(col)]
+	lam := s.lam[m]
+	thr := math.Inf(1) // least key of a row left out
+	idx, key := w.idx[:0], w.key[:n]
+	t := math.Inf(1)
+	if kmax > 0 && 4*kmax <= n && !s.noCostCut {
+		t = costCut(col, kmax, key)
+	}
+	nz := 0
+	for i, c := range col {
+		switch {
+		case c <= t:
+			idx = append(idx, int32(i))
+			if c == 0 {
+				nz++
+			}
+		case am[i]+lam*c < thr:
+			thr = am[i] + lam*c
+		}
+	}
+	k := max(kmax, nz)
+	if len(idx) < k && len(idx) < n { // the cut kept too few: every row
+		idx, nz, thr = idx[:0], 0, math.Inf(1)
+		for i, c := range col {
+			idx = append(idx, int32(i))
+			if c == 0 {
+				nz++
+			}
+		}
+		k = max(kmax, nz)
+	}
+	if kmax <= 0 || k >= n {
+		// every row: a full column (no rows appended)
+		s.thr[q] = math.Inf(1)
+		w.idx = idx[:0]
+		return n
+	}
+	if k < len(idx) {
+		for _, i := range idx {
+			key[i] = -col[i] // topK keeps the largest
+			if col[i] == 0 {
+				key[i] = math.Inf(1)
+			}
+		}
+		topK(idx, key, k)
+		for _, i := range idx[k:] {
+			thr = min(thr, am[i]+lam*col[i])
+		}
+		idx = idx[:k]
+	}
+	slices.Sort(idx)
+	w.rows = append(w.rows, idx...)
+	s.thr[q] = thr
+	w.idx = idx[:0]
+	return len(idx)
+}
+
+// costCut returns a cost t such that, most likely, between kmax and a few
+// times kmax of col's n ≥ 4·kmax entries are ≤ t: the j-th least of a
+// strided sample of about 2n/kmax… entries (buf holds the j least so far),
+// j twice the sample's expected share of kmax.
+func costCut(col []float64, kmax int, buf []float64) float64 {
+	n := len(col)
+	stride := max(1, n/(2*kmax))
+	ns := (n + stride - 1) / stride
+	j := min(ns, (2*kmax*ns+n-1)/n)
+	top := buf[:0] // the j least sampled costs, increasing
+	for i := 0; i < n; i += stride {
+		c := col[i]
+		if len(top) == j {
+			if c >= top[j-1] {
+				continue
+			}
+			top = top[:j-1]
+		}
+		p := len(top)
+		top = append(top, c)
+		for p > 0 && top[p-1] > c {
+			top[p] = top[p-1]
+			p--
+		}
+		top[p] = c
+	}
+	return top[len(top)-1]
 }
 
 // validationCap is the kmax of lpLarge's validations: budget/n rows a

@@ -149,6 +149,7 @@ type solver struct {
 	coarse              bool      // Newton's CG adds the class coarse space to its preconditioner (coarse.go; LPOnly above lpLargeMin)
 	noFullOp            bool      // tests only: Newton's operator stores full columns as entries (loadState)
 	noShortRows         bool      // tests only: Newton's operator keeps 32-bit rows (loadState)
+	noCostCut           bool      // tests only: selectCheapest chooses among all rows
 	rowBlock            int       // tests only: the blocked operator's block size, every state with enough rows blocked (0: rowBlock; loadBlocks)
 	adaptLM             bool      // Newton adapts its Levenberg–Marquardt term at small residuals (newton.go, lmAdapt; LPOnly above lpLargeMin)
 	lmReg               float64
