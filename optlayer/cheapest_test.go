@@ -115,3 +115,38 @@ func TestSelectCheapest(t *testing.T) {
 		t.Fatal("no column's cut kept too few rows: the fallback went untested")
 	}
 }
+
+// TestSymmetric checks the symmetry test on both sides of symParMin: a
+// symmetric matrix passes, and one changed entry anywhere (either
+// goroutine's rows of tiles, the last partial tile, above or below the
+// diagonal) fails it.
+func TestSymmetric(t *testing.T) {
+	for _, n := range []int{1, 63, 130, symParMin - 1, symParMin + 37} {
+		rng := rand.New(rand.NewSource(int64(n)))
+		c := make([]float64, n*n)
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				v := rng.Float64()
+				c[i*n+j], c[j*n+i] = v, v
+			}
+		}
+		if !symmetric(c, n) {
+			t.Fatalf("n = %d: a symmetric matrix reported asymmetric", n)
+		}
+		if n < 2 {
+			continue
+		}
+		for _, ij := range [][2]int{{0, 1}, {1, 0}, {n - 2, n - 1}, {n - 1, 0}, {67 % n, 200 % n}, {rng.Intn(n), rng.Intn(n)}} {
+			i, j := ij[0], ij[1]
+			if i == j {
+				continue
+			}
+			old := c[i*n+j]
+			c[i*n+j] = old + 1
+			if symmetric(c, n) {
+				t.Fatalf("n = %d: c(%d,%d) changed, reported symmetric", n, i, j)
+			}
+			c[i*n+j] = old
+		}
+	}
+}

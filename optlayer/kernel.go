@@ -387,7 +387,7 @@ func (s *solver) selectCands(mode int, eps, L, delta float64, kmax int) int {
 func (s *solver) selectCol(q, m, mode int, width float64, kmax int, w *selWork) int {
 	n := s.n
 	col := s.fullCol(q, w.cbuf)
-	if s.selections == 0 { // the costs do not change: once per solve
+	if s.selections == 0 && !s.cmaxSet { // the costs do not change: once per solve (markSlack's pass, if it ran)
 		cmax := 0.0
 		for _, c := range col {
 			if c > cmax { // costs are finite and ≥ 0 (validated)

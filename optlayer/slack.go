@@ -15,10 +15,22 @@ package optlayer
 import "math"
 
 // markSlack flags the classes whose budget is redundant (called for large
-// problems only: isLarge).
+// problems only: isLarge). It also sets every column's largest cost, cmax,
+// in one pass split over the classes like the solver's other passes (the
+// first selection then need not take it again).
 func (s *solver) markSlack() {
 	n := s.n
-	buf := s.gbuf[0][0]
+	s.forClasses(func(m int) {
+		buf := s.gbuf[m&1][0] // forClasses' fixed split: one per goroutine
+		for q := s.off[m]; q < s.off[m+1]; q++ {
+			mx := 0.0
+			for _, c := range s.fullCol(q, buf) {
+				mx = max(mx, c)
+			}
+			s.cmax[q] = mx
+		}
+	})
+	s.cmaxSet = true
 	any := false
 	for m := 0; m < s.M; m++ {
 		if s.zero[m] {
@@ -26,11 +38,7 @@ func (s *solver) markSlack() {
 		}
 		var worst float64 // the costliest plan: each column to its farthest row
 		for q := s.off[m]; q < s.off[m+1]; q++ {
-			mx := 0.0
-			for _, c := range s.fullCol(q, buf) {
-				mx = max(mx, c)
-			}
-			worst += mx
+			worst += s.cmax[q]
 		}
 		worst *= s.ninv[m]
 		if s.theta[m] >= worst*(1+1e-9) {

@@ -116,6 +116,7 @@ type solver struct {
 	// key α_m(i) + λ_m c(i,j) was ≥ thr[q] at the selection's selAlpha,
 	// selLam; cmax[q] is the column's largest cost
 	thr, cmax  []float64
+	cmaxSet    bool // cmax is set (markSlack)
 	selAlpha   []float64
 	selLam     []float64
 	selCnt     []int

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 )
 
 // ErrInvalid is wrapped by every error that reports bad input.
@@ -221,22 +223,39 @@ func badCost(c []float64) int {
 }
 
 // symmetric reports whether the n×n matrix c equals its transpose (checked
-// in tiles, so that the transposed reads stay in cache).
+// in tiles, so that the transposed reads stay in cache; from symParMin
+// points the rows of tiles split over two goroutines, alternately).
 func symmetric(c []float64, n int) bool {
 	const b = 64
-	for i0 := 0; i0 < n; i0 += b {
-		for j0 := i0; j0 < n; j0 += b {
-			for i := i0; i < min(i0+b, n); i++ {
-				for j := max(j0, i+1); j < min(j0+b, n); j++ {
-					if c[i*n+j] != c[j*n+i] {
-						return false
+	var asym atomic.Bool
+	check := func(t0, step int) {
+		for i0 := t0 * b; i0 < n && !asym.Load(); i0 += step * b {
+			for j0 := i0; j0 < n; j0 += b {
+				for i := i0; i < min(i0+b, n); i++ {
+					for j := max(j0, i+1); j < min(j0+b, n); j++ {
+						if c[i*n+j] != c[j*n+i] {
+							asym.Store(true)
+							return
+						}
 					}
 				}
 			}
 		}
 	}
-	return true
+	if n < symParMin {
+		check(0, 1)
+		return !asym.Load()
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { check(1, 2) })
+	check(0, 2)
+	wg.Wait()
+	return !asym.Load()
 }
+
+// symParMin is the least n whose symmetry check takes two goroutines (at n
+// = 10,000 it took 0.15 s on one).
+const symParMin = 2048
 
 // settings with defaults filled in.
 type config struct {
