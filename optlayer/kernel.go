@@ -622,8 +622,8 @@ func (s *solver) selectCheapest(q, m int, col []float64, kmax int, w *selWork) i
 
 // costCut returns a cost t such that, most likely, between kmax and a few
 // times kmax of col's n ≥ 4·kmax entries are ≤ t: the j-th least of a
-// strided sample of about 2n/kmax… entries (buf holds the j least so far),
-// j twice the sample's expected share of kmax.
+// sample of about 2·kmax entries (every n/(2·kmax)-th; buf holds the j least
+// so far), j twice the sample's expected share of the kmax least.
 func costCut(col []float64, kmax int, buf []float64) float64 {
 	n := len(col)
 	stride := max(1, n/(2*kmax))
