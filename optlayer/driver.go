@@ -456,6 +456,11 @@ func solveInstance(in *instance, cfg config) *Result {
 		kmax := 0
 		if large && (next > epsT || lpLarge) {
 			kmax = candK
+			if lpLarge && next > epsT && next*f <= epsT {
+				if k := s.n / candLastDiv; k >= 2*candK {
+					kmax = k // candLastDiv's comment
+				}
+			}
 		}
 		if narrow && next <= epsT && s.narrowCount(next) > 2*candK*s.n {
 			narrow, s.cover = false, false // a narrow selection would hold more than the cap

@@ -51,6 +51,28 @@ const (
 	cutLog     = 40.0 // entries below e^{−cutLog} of their column's largest (÷ n) are negligible
 )
 
+// candLastDiv: lpLarge's last stage above the target ε keeps n/candLastDiv
+// candidates a column, not candK, where that is at least 2·candK (from
+// 5120 points on). There candK is under 5% of the rows, and the restricted
+// problem's dual drifts (driftStop) far from the full one's: at n = 10,000
+// (2.6%) `separated` left that stage with the dual's bound at 0.02 for an
+// LP value of 1.26, and Phase B took 36 s, half the solve, to come back;
+// with a tenth of the rows the bound leaves it at 0.39 and Phase B takes
+// 16 s (the test process, seed 4). Measured (docs/PERFORMANCE.md, session of 2026-11-29,
+// 17:15– UTC), `drknn-lfd`, `separated` at n = 10,000, seeds 4 / 5 / 6 / 7
+// / 11 / 12: 66.7 / 59.6 / 47.4 / 49.4 / 57.3 / 39.7 → 52.2 / 57.2 / 21.1 /
+// 41.8 / 44.9 / 32.7 s, the other kinds the same; all 10,000 MNIST images
+// at ϑ = 0.5 / 0.6 / 0.7 × median 10.7 / 12.8 / 18.5 → 13.2 / 18.4 / 23.5 s
+// (the stage holds 10 M entries for 2.6 M). The path downstream moves
+// with the cap: on seeds 4 / 5 / 7, 500 a column gave 90.7 / 55.5 / 57.2 s,
+// 800 64.0 / 54.2 / 41.6 s and 1500 58.5 / 52.7 / 46.4 s. Not lower: at n
+// = 3000 a tenth (300 for 256) moved single instances either way
+// (TestRandomSweep seed 25's trial 12 355 → 480 iterations, 23 → 49 s);
+// at n = 6000 (600) `separated` seeds 4 / 5 30.8 / 19.8 → 31.4 / 17.5 s.
+// Not on every stage above the target: a cap of 1000 on all of them cost
+// seeds 5 and 7 30 s each (Phase C's path).
+const candLastDiv = 10
+
 // lpLargeMin: a cold LPOnly solve (no warm start, no Plans) of more than
 // lpLargeMin points takes the large path — capped candidates and
 // solveInstance's lpLarge phases — instead of the dense LP stages

@@ -1,6 +1,7 @@
 package optlayer
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -580,5 +581,60 @@ func TestLPOnlyLargeValidationCap(t *testing.T) {
 	}
 	if res[0].Iterations == res[1].Iterations {
 		t.Fatalf("%d iterations with and without the cap: the cap was not used", res[0].Iterations)
+	}
+}
+
+// TestLPOnlyLargeLastStageCap: from 2·candK·candLastDiv points lpLarge's
+// selection into its last stage above the target ε keeps up to
+// n/candLastDiv rows a column by key, and candK before it; below that size
+// candK throughout. Every selection also keeps each row's coverK columns a
+// class (uncapped), so the test bounds the total: at most (cap + coverK·M)
+// entries a row, and more than (candK + coverK·M) a row only under the
+// larger cap. Each solve stops at the first iteration at the target ε.
+func TestLPOnlyLargeLastStageCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 5120, Phase A of one solve")
+	}
+	const M = 10
+	for _, n := range []int{2*candK*candLastDiv - 1, 2 * candK * candLastDiv} {
+		in, err := hardProblem("separated", 4, n, M).instance()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _ := (&Settings{LPOnly: true}).config(in)
+		epsT := cfg.eps
+		last := epsT / epsFactor // the last stage above the target: ε at most this
+		before, inLast := 0, 0   // most candidates before the last stage and in it
+		ctx, cancel := context.WithCancel(context.Background())
+		cfg.trace = func(_ int, s *solver, _ float64) {
+			switch c := len(s.kk); {
+			case s.eps <= epsT:
+				cancel()
+			case s.eps <= last:
+				inLast = max(inLast, c)
+			default:
+				before = max(before, c)
+			}
+		}
+		if _, err := (&stopper{ctx: ctx}).solve(in, cfg); err == nil {
+			t.Fatalf("n = %d: the solve was not stopped at the target ε", n)
+		}
+		cancel()
+		small := (candK + coverK*M) * n // the most under the cap candK
+		lastCap := small
+		if k := n / candLastDiv; k >= 2*candK {
+			lastCap = (k + coverK*M) * n
+		}
+		t.Logf("n = %d: at most %d candidates before the last stage above ε = %g, %d in it (caps %d, %d)", n, before, epsT, inLast, small, lastCap)
+		switch {
+		case before == 0 || inLast == 0:
+			t.Fatalf("n = %d: no stage seen (%d before the last, %d in it)", n, before, inLast)
+		case before > small:
+			t.Fatalf("n = %d: %d candidates before the last stage, more than candK allows (%d)", n, before, small)
+		case inLast > lastCap:
+			t.Fatalf("n = %d: %d candidates in the last stage, more than its cap allows (%d)", n, inLast, lastCap)
+		case lastCap > small && inLast <= small:
+			t.Fatalf("n = %d: %d candidates in the last stage, no more than candK allows (%d): its larger cap was not used", n, inLast, small)
+		}
 	}
 }
