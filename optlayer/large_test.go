@@ -311,6 +311,45 @@ func TestLPOnlyLargeRegrow(t *testing.T) {
 	certifiedNarrow(t, hardProblem("separated", 50, 3000, 10), "seed 50")
 }
 
+// TestLPOnlyLargeRenarrow: once a regrown Phase C stage ends without a
+// fall, the next stage selects narrowly at its ε again instead of keeping
+// the regrowth's candidates. `separated` n = 3000 at ϑ = 0.7 × median, seed
+// 41, regrows at ε = 5e-4: both ways certified, and at Phase C's last ε
+// fewer candidates than with the regrowth's kept.
+func TestLPOnlyLargeRenarrow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("n = 3000, two solves")
+	}
+	p := hardProblem("separated", 41, 3000, 10)
+	in, err := p.instance()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last [2]int // candidates at the least ε, with and without
+	for k := range last {
+		cfg, _ := (&Settings{LPOnly: true}).config(in)
+		cfg.noRenarrow = k == 1
+		least := math.Inf(1)
+		cfg.trace = func(_ int, s *solver, _ float64) {
+			if s.eps < least {
+				least = s.eps
+			}
+			if s.eps == least {
+				last[k] = len(s.kk)
+			}
+		}
+		r := solveInstance(in, cfg)
+		if r.Status != Optimal || r.RelGap > cfg.tol {
+			t.Fatalf("noRenarrow %v: status %d, relative gap %.3g", k == 1, r.Status, r.RelGap)
+		}
+		checkFeasible(t, p, r)
+		t.Logf("noRenarrow %v: %d iterations, %d candidates at ε = %g", k == 1, r.Iterations, last[k], least)
+	}
+	if last[0] >= last[1] {
+		t.Fatalf("%d candidates at the last ε narrow again, %d with the regrowth's kept: not fewer", last[0], last[1])
+	}
+}
+
 // TestLPOnlyLargeNarrowB: lpLarge's narrow Phase B run after the first
 // look ends on a falling dual bound (driftStop), and the validation that
 // gives the narrow candidates up opens with a sweep. `separated` n = 3000

@@ -278,6 +278,7 @@ type config struct {
 	noLPStages                 bool                               // LPOnly at n ≤ lpLargeMin: the phases of solveInstance, not lpStages (its fallback)
 	noPooled, pooledTransport  bool                               // tests only: no pooled candidate (pooled.go); its transport blocks at any n
 	noRegrow                   bool                               // tests only: a big fall in Phase C rolls back at once
+	noRenarrow                 bool                               // tests only: Phase C's stages after a regrowth keep its candidates
 	noBDrift                   bool                               // tests only: lpLarge's narrow Phase B run after the first look without driftStop
 	noZeroDone                 bool                               // tests only: lpLarge's Phase B tightens Newton's tolerance tenfold after a run of no steps, as the other solves do, instead of ending the run
 	noBSweep                   bool                               // tests only: no sweep after the validation that gives up Phase B's narrow candidates
