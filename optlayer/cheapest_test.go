@@ -7,19 +7,13 @@ import (
 )
 
 // cheapSelection is selectCands(selCost, …, kmax) on a fresh solver of in
-// with random duals (dualSeed), the cut of selectCheapest on or off: the
+// with random duals (randomizeDuals, dualSeed), the cut of selectCheapest on or off: the
 // candidates' rows by column (nil: full) and each column's thr.
 func cheapSelection(t *testing.T, in *instance, dualSeed int64, kmax int, noCut bool) ([][]int32, []float64) {
 	t.Helper()
 	s := newSolver(in)
 	s.init(nil)
-	rng := rand.New(rand.NewSource(dualSeed))
-	for k := range s.alpha {
-		s.alpha[k] = rng.Float64()
-	}
-	for m := range s.lam {
-		s.lam[m] = 0.05 + rng.Float64()
-	}
+	randomizeDuals(s, dualSeed)
 	s.noCostCut = noCut
 	s.selectCands(selCost, 0, 0, 0, kmax)
 	rows := make([][]int32, s.n)

@@ -212,6 +212,13 @@ func randomDuals(t *testing.T, seed, dualSeed int64, n, M int) (*instance, *solv
 	}
 	s := newSolver(in)
 	s.init(nil)
+	randomizeDuals(s, dualSeed)
+	return in, s
+}
+
+// randomizeDuals draws s's duals from dualSeed: α and g uniform on [0, 1),
+// λ on [0.05, 1.05).
+func randomizeDuals(s *solver, dualSeed int64) {
 	rng := rand.New(rand.NewSource(dualSeed))
 	for k := range s.alpha {
 		s.alpha[k] = rng.Float64()
@@ -222,5 +229,4 @@ func randomDuals(t *testing.T, seed, dualSeed int64, n, M int) (*instance, *solv
 	for q := range s.g {
 		s.g[q] = rng.Float64()
 	}
-	return in, s
 }
