@@ -869,9 +869,10 @@ func solveInstance(in *instance, cfg config) *Result {
 				// a larger fall, the first: column generation at the
 				// drifted duals (the entries they need join the
 				// candidates), then back to the duals the stage started
-				// from and the same ε again, still narrow; the stages
-				// after it keep their candidates (selUnion), and a
-				// second fall rolls back. Measured on `separated` n =
+				// from and the same ε again, still narrow, on those
+				// candidates; a second fall rolls back, and once the
+				// stage ends without one the next selects narrowly
+				// again (below). Measured on `separated` n =
 				// 3000 at ϑ = 0.7 × median (the default settings), seeds
 				// 41 and 50: the bound fell 6.3 and 6.1 times the
 				// stage's gap at ε = 5e-4, and the rollback's unions
@@ -902,8 +903,8 @@ func solveInstance(in *instance, cfg config) *Result {
 			// 2026-11-29, 17:15– UTC): `separated` n = 10,000, seed 10,
 			// kept 9.1 M candidates through Phase C's last two stages
 			// (26 s); narrow again 3.5 and 2.8 M (11 s), 83.5 → 66.6 s.
-			// Seeds 4–8 the same iterations; at n = 3000 seeds 41 and 50
-			// 277 and 253 iterations either way.
+			// The other eight seeds (4–9, 11, 12) the same iterations;
+			// at n = 3000 seeds 41 and 50 277 and 253 either way.
 			regrew = false
 		}
 	}
